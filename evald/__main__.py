@@ -1,0 +1,3 @@
+from evald.cli import main
+
+raise SystemExit(main())

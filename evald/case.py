@@ -1,0 +1,147 @@
+"""The evaluation contract: EvalCase in, Score out (harness-evals' field names and semantics).
+
+These are plain frozen dataclasses with no third-party dependency, so that any metric, including a
+harness-evals ``BaseMetric`` through an adapter, can read them. ``Score.passed`` is always derived from
+``value >= threshold``; it can never be set by hand.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Literal
+
+CaseScope = Literal["llm_call", "trace"]
+
+
+class Dimension(str, Enum):
+    """What a metric judges. Every metric has exactly one; safety is never averaged with the others."""
+
+    CORRECTNESS = "correctness"
+    GROUNDEDNESS = "groundedness"
+    SAFETY = "safety"
+    TRAJECTORY = "trajectory"
+    PERFORMANCE = "performance"
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One chat message; ``content`` is the concatenated text parts."""
+
+    role: str
+    content: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool invocation with its arguments and, when known, its result."""
+
+    name: str
+    arguments: Any = None
+    result: Any = None
+    id: str | None = None
+    error: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A retrieved document: id and score are usual, content only when the convention carries it."""
+
+    id: str | None = None
+    content: str | None = None
+    score: float | None = None
+    metadata: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EvalCase:
+    """One thing to evaluate: a single LLM call (``scope="llm_call"``) or a whole trace (``"trace"``)."""
+
+    input: Any = None
+    output: Any = None
+    expected: Any = None
+    context: tuple[Document, ...] = ()
+    messages: tuple[Message, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+    expected_tools: tuple[str, ...] | None = None
+    latency_ms: float | None = None
+    token_count: int | None = None
+    cost_usd: float | None = None
+    retry_count: int | None = None
+    confidence: float | None = None
+    tags: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    # what an online daemon needs on top of the offline contract
+    trace_id: str = ""
+    span_id: str | None = None
+    scope: CaseScope = "trace"
+    model: str | None = None
+    request_model: str | None = None
+    provider: str | None = None
+    system_prompt: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    error: bool = False
+    service_name: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready view of every field (used by replay output and exporters)."""
+        from dataclasses import asdict
+
+        return _jsonable(asdict(self))
+
+
+_EPSILON = 1e-6
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """A metric's result. ``value`` is in [0, 1] (tiny float overshoot is clamped); ``passed`` is derived."""
+
+    name: str
+    value: float
+    threshold: float
+    reason: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    dimension: Dimension = Dimension.CORRECTNESS
+    passed: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        value = float(self.value)
+        if math.isnan(value) or value < -_EPSILON or value > 1 + _EPSILON:
+            raise ValueError(f"score {self.name!r}: value {self.value!r} is outside [0, 1]")
+        if not 0.0 <= self.threshold <= 1.0:
+            raise ValueError(f"score {self.name!r}: threshold {self.threshold!r} is outside [0, 1]")
+        object.__setattr__(self, "value", min(1.0, max(0.0, value)))
+        object.__setattr__(self, "passed", self.value >= self.threshold)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "value": self.value,
+            "threshold": self.threshold,
+            "passed": self.passed,
+            "dimension": self.dimension.value,
+            "reason": self.reason,
+            "metadata": _jsonable(dict(self.metadata)),
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    """Turn tuples, enums and bytes into JSON-friendly values, recursively."""
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

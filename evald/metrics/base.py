@@ -1,0 +1,74 @@
+"""The metric contract (harness-evals' BaseMetric, made async-native and declarative).
+
+A metric is one class in one file under ``evald/metrics/<family>/``. It declares ``kind``, ``family``,
+``dimension`` and ``default_threshold`` as class variables, an ``Options`` pydantic model for its
+``options:`` block, implements ``measure()`` (sync, cheap) or ``a_measure()`` (async, e.g. a judge call), and
+returns ``None`` when the case does not carry what it needs: that is "not applicable" (counted as skipped),
+never a 0.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from evald.case import Dimension, EvalCase, Score
+from evald.config.base import ComponentConfig
+
+
+class NoOptions(ComponentConfig):
+    """For metrics that take no options."""
+
+
+class BaseMetric(ABC):
+    kind: ClassVar[str]
+    family: ClassVar[str]
+    dimension: ClassVar[Dimension]
+    default_threshold: ClassVar[float] = 1.0
+    version: ClassVar[str] = "1"
+    #: EvalCase fields the metric reads; documented by ``evald list-metrics``.
+    requires: ClassVar[tuple[str, ...]] = ()
+    Options: ClassVar[type[ComponentConfig]] = NoOptions
+
+    def __init__(
+        self,
+        threshold: float | None = None,
+        options: ComponentConfig | Mapping[str, Any] | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.name = name or self.kind
+        self.threshold = self.default_threshold if threshold is None else float(threshold)
+        if not 0.0 <= self.threshold <= 1.0:
+            raise ValueError(f"threshold {self.threshold} must be within [0, 1]")
+        if options is None or isinstance(options, Mapping):
+            options = self.Options.model_validate(dict(options or {}))
+        self.options = options
+
+    def measure(self, eval_case: EvalCase) -> Score | None:
+        """Score one case synchronously; ``None`` means not applicable."""
+        raise NotImplementedError(f"{type(self).__name__} implements neither measure() nor a_measure()")
+
+    async def a_measure(self, eval_case: EvalCase) -> Score | None:
+        """Score one case; the default runs ``measure()`` inline (deterministic metrics are cheap)."""
+        return self.measure(eval_case)
+
+    def score(self, value: float, reason: str | None = None, **metadata: Any) -> Score:
+        """Build this metric's Score: name, threshold and dimension come from the metric."""
+        return Score(
+            name=self.name, value=value, threshold=self.threshold, reason=reason, metadata=metadata,
+            dimension=self.dimension,
+        )
+
+    @classmethod
+    def describe(cls) -> dict[str, Any]:
+        doc = (cls.__doc__ or "").strip().splitlines()
+        return {
+            "kind": cls.kind,
+            "family": cls.family,
+            "dimension": cls.dimension.value,
+            "default_threshold": cls.default_threshold,
+            "version": cls.version,
+            "requires": list(cls.requires),
+            "summary": doc[0] if doc else "",
+        }

@@ -1,0 +1,66 @@
+"""Metric registry: built-ins by module path (imported lazily), plugins by the ``evald.metrics`` entry point
+group or ``kind: "package.module:Class"`` in config. An unknown kind fails with the closest known kinds.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from importlib.metadata import entry_points
+
+from evald.metrics.base import BaseMetric
+
+#: kind -> "module:Class". Adding a built-in metric is one line here plus its own file.
+BUILTIN_METRICS: dict[str, str] = {
+    "exact_match": "evald.metrics.deterministic.exact_match:ExactMatchMetric",
+    "contains": "evald.metrics.deterministic.contains:ContainsMetric",
+    "regex": "evald.metrics.deterministic.regex:RegexMetric",
+    "json_valid": "evald.metrics.deterministic.json_valid:JsonValidMetric",
+    "latency": "evald.metrics.operational.latency:LatencyMetric",
+    "token_usage": "evald.metrics.operational.token_usage:TokenUsageMetric",
+    "error_free": "evald.metrics.operational.error_free:ErrorFreeMetric",
+}
+
+ENTRY_POINT_GROUP = "evald.metrics"
+
+
+class UnknownMetricError(LookupError):
+    def __init__(self, kind: str, known: list[str]) -> None:
+        close = difflib.get_close_matches(kind, known, n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        super().__init__(f"unknown metric kind {kind!r}{hint} (known: {', '.join(sorted(known))})")
+
+
+def _load(target: str) -> type[BaseMetric]:
+    module_name, _, attr = target.partition(":")
+    obj = getattr(importlib.import_module(module_name), attr)
+    if not (isinstance(obj, type) and issubclass(obj, BaseMetric)):
+        raise TypeError(f"{target} is not an evald BaseMetric subclass")
+    return obj
+
+
+def _plugin_targets() -> dict[str, str]:
+    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def known_kinds() -> list[str]:
+    return sorted({*BUILTIN_METRICS, *_plugin_targets()})
+
+
+def get_metric_class(kind: str) -> type[BaseMetric]:
+    """Resolve a kind: built-in, then entry point, then ``module:Class``."""
+    if kind in BUILTIN_METRICS:
+        return _load(BUILTIN_METRICS[kind])
+    plugins = _plugin_targets()
+    if kind in plugins:
+        return _load(plugins[kind])
+    if ":" in kind:
+        try:
+            return _load(kind)
+        except (ImportError, AttributeError, TypeError) as err:
+            raise LookupError(f"cannot load metric {kind!r}: {err}") from err
+    raise UnknownMetricError(kind, known_kinds())
+
+
+def all_metric_classes() -> list[type[BaseMetric]]:
+    return [get_metric_class(kind) for kind in known_kinds()]

@@ -1,0 +1,177 @@
+"""Records that flow between pipeline stages (frozen, slotted dataclasses; no protobuf beyond receivers/).
+
+Attribute values are plain Python: ``str | bool | int | float | bytes | list | dict`` (OTLP ``kvlist`` becomes
+``dict``, ``array`` becomes ``list``). Ids are lowercase hex strings: 32 chars for a trace, 16 for a span.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from evald.case import EvalCase, Score
+
+Attributes = Mapping[str, Any]
+
+STATUS_UNSET = 0
+STATUS_OK = 1
+STATUS_ERROR = 2
+
+
+@dataclass(frozen=True, slots=True)
+class SpanEvent:
+    name: str
+    time_unix_nano: int
+    attributes: Attributes
+
+
+@dataclass(frozen=True, slots=True)
+class SpanRecord:
+    """One ended span, with its resource and scope flattened in."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    name: str
+    kind: int
+    start_time_unix_nano: int
+    end_time_unix_nano: int
+    attributes: Attributes
+    events: tuple[SpanEvent, ...] = ()
+    status_code: int = STATUS_UNSET
+    status_message: str = ""
+    resource: Attributes = field(default_factory=dict)
+    scope_name: str = ""
+    scope_version: str = ""
+
+    @property
+    def is_root(self) -> bool:
+        return not self.parent_span_id
+
+    @property
+    def duration_ms(self) -> float | None:
+        if self.end_time_unix_nano <= 0 or self.end_time_unix_nano < self.start_time_unix_nano:
+            return None
+        return (self.end_time_unix_nano - self.start_time_unix_nano) / 1e6
+
+    @property
+    def service_name(self) -> str | None:
+        name = self.resource.get("service.name")
+        return name if isinstance(name, str) else None
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    """One OTLP log record (GenAI events arrive as these), joined to its span by ``trace_id``/``span_id``."""
+
+    trace_id: str
+    span_id: str | None
+    event_name: str
+    time_unix_nano: int
+    attributes: Attributes
+    body: Any = None
+    severity_number: int = 0
+    resource: Attributes = field(default_factory=dict)
+    scope_name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AssembledTrace:
+    """Every span and log record of one trace that arrived before it was released."""
+
+    trace_id: str
+    spans: tuple[SpanRecord, ...]
+    logs: tuple[LogRecord, ...] = ()
+    complete: bool = True  # False when released at decision_wait without a root span, or truncated
+    truncated: bool = False
+
+    def logs_for(self, span_id: str) -> tuple[LogRecord, ...]:
+        return tuple(log for log in self.logs if log.span_id == span_id)
+
+
+class Delivery:
+    """Acknowledgement of one batch a source delivered.
+
+    Every stage that holds work derived from the batch calls :meth:`hold` and later :meth:`release`. When the
+    count returns to zero the source's ``on_done`` callback runs once: everything derived from the batch was
+    exported or deliberately dropped and counted. The Kafka source commits offsets there; OTLP ignores it.
+    """
+
+    __slots__ = ("_pending", "_on_done", "_done")
+
+    def __init__(self, on_done: Callable[[], None] | None = None) -> None:
+        self._pending = 1  # the source's own hold, released by ``seal()``
+        self._on_done = on_done
+        self._done = False
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    def hold(self) -> None:
+        self._pending += 1
+
+    def release(self) -> None:
+        self._pending -= 1
+        if self._pending <= 0 and not self._done:
+            self._done = True
+            if self._on_done is not None:
+                self._on_done()
+
+    def seal(self) -> None:
+        """Called by the source once it has handed the batch on."""
+        self.release()
+
+
+@dataclass(frozen=True, slots=True)
+class SignalBatch:
+    """What a source hands to the pipeline: spans and/or log records of one request or poll."""
+
+    spans: tuple[SpanRecord, ...] = ()
+    logs: tuple[LogRecord, ...] = ()
+    delivery: Delivery | None = None
+    source: str = "otlp"
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumeResult:
+    """How many items of a batch were rejected (OTLP partial success) and why."""
+
+    rejected_spans: int = 0
+    rejected_logs: int = 0
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredCase:
+    """A case with every score it received. ``errors``/``skipped`` list metric kinds with a short reason."""
+
+    case: EvalCase
+    scores: tuple[Score, ...]
+    skipped: tuple[tuple[str, str], ...] = ()
+    errors: tuple[tuple[str, str], ...] = ()
+    metric_dimensions: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def trace_id(self) -> str:
+        return self.case.trace_id
+
+    @property
+    def span_id(self) -> str | None:
+        return self.case.span_id
+
+    def to_json_line(self) -> dict[str, Any]:
+        """The replay ``--output`` record (documented in docs/replay-format.md)."""
+        return {
+            "trace_id": self.case.trace_id,
+            "span_id": self.case.span_id,
+            "scope": self.case.scope,
+            "service_name": self.case.service_name,
+            "case": self.case.to_dict(),
+            "scores": [
+                {k: v for k, v in s.to_dict().items() if k != "metadata"} for s in self.scores
+            ],
+            "skipped": [{"name": n, "reason": r} for n, r in self.skipped],
+            "errors": [{"name": n, "reason": r} for n, r in self.errors],
+        }

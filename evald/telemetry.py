@@ -1,0 +1,127 @@
+"""evald's self-metrics and health state, on one prometheus_client registry per service instance.
+
+Every drop point in the pipeline has a counter with a ``reason`` label; labels are always low-cardinality
+(never a trace id or any text from a span). Tests create their own ``Telemetry`` so nothing is global.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+_DURATION_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+class Telemetry:
+    """Holds the self-metric instruments. Names follow the Collector's (``evald_receiver_accepted_spans_total``)."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.accepted_spans = Counter(
+            "evald_receiver_accepted_spans", "Spans accepted by a receiver.", ["receiver", "transport"], registry=r
+        )
+        self.refused_spans = Counter(
+            "evald_receiver_refused_spans",
+            "Spans refused by a receiver (the sender was told), by reason.",
+            ["receiver", "transport", "reason"],
+            registry=r,
+        )
+        self.accepted_logs = Counter(
+            "evald_receiver_accepted_log_records", "Log records accepted by a receiver.", ["receiver", "transport"],
+            registry=r,
+        )
+        self.refused_logs = Counter(
+            "evald_receiver_refused_log_records",
+            "Log records refused by a receiver, by reason.",
+            ["receiver", "transport", "reason"],
+            registry=r,
+        )
+        self.requests = Counter(
+            "evald_receiver_requests", "Export requests by outcome.", ["receiver", "transport", "outcome"], registry=r
+        )
+        self.dropped_spans = Counter(
+            "evald_assembly_dropped_spans", "Spans accepted but dropped by the assembly window, by reason.",
+            ["reason"], registry=r,
+        )
+        self.dropped_logs = Counter(
+            "evald_assembly_dropped_log_records", "Log records dropped by the assembly window, by reason.",
+            ["reason"], registry=r,
+        )
+        self.traces_in_window = Gauge("evald_assembly_traces", "Traces being assembled.", registry=r)
+        self.traces_released = Counter(
+            "evald_assembly_released_traces", "Traces released for evaluation, by trigger.", ["trigger"], registry=r
+        )
+        self.traces_ignored = Counter(
+            "evald_traces_ignored", "Released traces that produced no case, by reason (e.g. no_genai_spans).",
+            ["reason"], registry=r,
+        )
+        self.not_evaluable = Counter(
+            "evald_cases_not_evaluable", "GenAI traces or spans that could not be evaluated, by reason.",
+            ["reason", "convention", "scope"], registry=r,
+        )
+        self.cases = Counter("evald_cases", "Cases produced by mapping.", ["scope"], registry=r)
+        self.cases_sampled_out = Counter(
+            "evald_cases_sampled_out", "Cases not evaluated because of the sampling ratio.", ["scope"], registry=r
+        )
+        self.cases_dropped = Counter(
+            "evald_cases_dropped", "Cases dropped before scoring, by reason.", ["reason"], registry=r
+        )
+        self.queue_size = Gauge("evald_queue_size", "Cases waiting for a worker.", registry=r)
+        self.queue_capacity = Gauge("evald_queue_capacity", "Capacity of the case queue.", registry=r)
+        self.metric_duration = Histogram(
+            "evald_metric_duration_seconds", "Time one metric took on one case.", ["metric"],
+            buckets=_DURATION_BUCKETS, registry=r,
+        )
+        self.metric_errors = Counter(
+            "evald_metric_errors", "Metric evaluations that raised or timed out.", ["metric", "reason"], registry=r
+        )
+        self.scored_cases = Counter("evald_scored_cases", "Cases scored and handed to exporters.", ["scope"], registry=r)
+        self.export_failures = Counter(
+            "evald_exporter_send_failed_cases", "Scored cases an exporter failed to send.", ["exporter", "reason"],
+            registry=r,
+        )
+        self.build_info = Gauge("evald_build_info", "evald version.", ["version"], registry=r)
+        self.health = HealthState()
+
+
+@dataclass
+class HealthState:
+    """Liveness is "the loop runs"; readiness is "every component started and we are not shutting down"."""
+
+    started: bool = False
+    stopping: bool = False
+    components: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def ready(self) -> bool:
+        return self.started and not self.stopping and all(self.components.values())
+
+
+class RateLimitedLog:
+    """Logs a given message key at most once per ``interval`` seconds and counts what it suppressed."""
+
+    def __init__(self, logger: logging.Logger, interval: float = 20.0) -> None:
+        self._logger = logger
+        self._interval = interval
+        self._last: dict[str, float] = {}
+        self._suppressed: dict[str, int] = {}
+
+    def log(self, level: int, key: str, msg: str, *args: object) -> None:
+        now = time.monotonic()
+        last = self._last.get(key)
+        if last is not None and now - last < self._interval:
+            self._suppressed[key] = self._suppressed.get(key, 0) + 1
+            return
+        suppressed = self._suppressed.pop(key, 0)
+        self._last[key] = now
+        if len(self._last) > 1000:  # bounded: forget the oldest keys
+            for old in sorted(self._last, key=self._last.__getitem__)[:500]:
+                self._last.pop(old, None)
+        if suppressed:
+            msg = msg + " (%d similar messages suppressed)"
+            args = (*args, suppressed)
+        self._logger.log(level, msg, *args)
