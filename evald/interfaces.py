@@ -39,6 +39,8 @@ class NotEvaluable:
     reason: str
     convention: str
     detail: str = ""
+    scope: str = "trace"  # "trace" or "llm_call"
+    span_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

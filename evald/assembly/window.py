@@ -1,0 +1,285 @@
+"""Trace assembly window: groups spans and log records by trace id and releases whole traces.
+
+Config keys (``assembly:``): ``settle`` (quiet time after the root span arrived, default 2s),
+``decision_wait`` (the longest a trace is held, from its first item, default 30s), ``num_traces`` (traces held
+at once, default 50000), ``max_spans_per_trace`` (default 2000), ``max_logs_per_trace`` (default 2000),
+``released_memory`` (how many released trace ids are remembered to spot late and redelivered spans,
+default 100000).
+
+Release: when the root span has arrived and nothing new came for ``settle``, or ``decision_wait`` after the
+first item (then the trace is flagged ``complete=False`` if it has no root).
+
+Failure semantics: a batch that would need more than ``num_traces`` traces is refused whole with
+QueueFullError (receivers answer UNAVAILABLE / 503 with a retry hint), so nothing acknowledged is lost.
+Spans past ``max_spans_per_trace`` are rejected and reported back (partial success), counted as
+``trace_too_large``. Redelivered spans (same trace and span id) are accepted and dropped as ``duplicate``;
+spans of a trace that was already released are accepted and dropped as ``late`` (re-evaluation is a later
+policy). Every drop is counted in ``evald_assembly_dropped_spans_total{reason}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from pydantic import Field, model_validator
+
+from evald.config.base import ComponentConfig, Duration
+from evald.errors import QueueFullError
+from evald.model import AssembledTrace, ConsumeResult, Delivery, LogRecord, SignalBatch, SpanRecord
+from evald.telemetry import Telemetry
+
+
+class AssemblyConfig(ComponentConfig):
+    settle: Duration = 2.0
+    decision_wait: Duration = 30.0
+    num_traces: int = Field(50_000, gt=0)
+    max_spans_per_trace: int = Field(2_000, gt=0)
+    max_logs_per_trace: int = Field(2_000, gt=0)
+    released_memory: int = Field(100_000, ge=0)
+
+    @model_validator(mode="after")
+    def _check_waits(self) -> AssemblyConfig:
+        if self.decision_wait < self.settle:
+            raise ValueError(
+                f"`decision_wait` ({self.decision_wait:g}s) must be >= `settle` ({self.settle:g}s)"
+            )
+        return self
+
+
+class Completion:
+    """Releases the deliveries a released (or dropped) trace held once every case derived from it is done."""
+
+    __slots__ = ("_deliveries", "_pending", "_closed")
+
+    def __init__(self, deliveries: list[Delivery]) -> None:
+        self._deliveries = deliveries
+        self._pending = 1
+        self._closed = False
+
+    def hold(self, n: int = 1) -> None:
+        self._pending += n
+
+    def release(self) -> None:
+        self._pending -= 1
+        if self._pending <= 0 and not self._closed:
+            self._closed = True
+            for delivery in self._deliveries:
+                delivery.release()
+
+
+TraceSink = Callable[[AssembledTrace, Completion], Awaitable[None]]
+
+
+@dataclass
+class _Pending:
+    trace_id: str
+    first_seen: float
+    deadline: float
+    spans: dict[str, SpanRecord] = field(default_factory=dict)
+    logs: list[LogRecord] = field(default_factory=list)
+    deliveries: list[Delivery] = field(default_factory=list)
+    has_root: bool = False
+    truncated: bool = False
+
+
+class TraceWindow:
+    """Implements TraceConsumer for the receivers and feeds released traces to a sink."""
+
+    def __init__(
+        self, config: AssemblyConfig, telemetry: Telemetry, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._cfg = config
+        self._tm = telemetry
+        self._clock = clock
+        self._pending: dict[str, _Pending] = {}
+        self._heap: list[tuple[float, str]] = []
+        self._released: OrderedDict[str, None] = OrderedDict()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+
+    # -- intake -------------------------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def consume(self, batch: SignalBatch) -> ConsumeResult:
+        if self._closed:
+            raise QueueFullError("evald is shutting down", retry_after=self._cfg.settle or 1.0)
+        new_ids = {s.trace_id for s in batch.spans} | {rec.trace_id for rec in batch.logs}
+        new_ids = {t for t in new_ids if t not in self._pending and t not in self._released}
+        if len(self._pending) + len(new_ids) > self._cfg.num_traces:
+            raise QueueFullError(
+                f"assembly window is full ({len(self._pending)} of {self._cfg.num_traces} traces)",
+                retry_after=max(self._cfg.settle, 0.5),
+            )
+        now = self._clock()
+        touched: dict[str, _Pending] = {}
+        rejected_spans = 0
+        message = ""
+        for span in batch.spans:
+            entry = self._entry(span.trace_id, now, touched)
+            if entry is None:
+                self._tm.dropped_spans.labels("late").inc()
+                continue
+            if span.span_id in entry.spans:
+                self._tm.dropped_spans.labels("duplicate").inc()
+                continue
+            if len(entry.spans) >= self._cfg.max_spans_per_trace:
+                entry.truncated = True
+                rejected_spans += 1
+                self._tm.dropped_spans.labels("trace_too_large").inc()
+                message = message or (
+                    f"trace {span.trace_id} exceeds max_spans_per_trace ({self._cfg.max_spans_per_trace}); "
+                    "further spans of it were rejected"
+                )
+                continue
+            entry.spans[span.span_id] = span
+            if span.is_root:
+                entry.has_root = True
+        rejected_logs = 0
+        for rec in batch.logs:
+            entry = self._entry(rec.trace_id, now, touched)
+            if entry is None:
+                self._tm.dropped_logs.labels("late").inc()
+                continue
+            if len(entry.logs) >= self._cfg.max_logs_per_trace:
+                rejected_logs += 1
+                self._tm.dropped_logs.labels("trace_too_large").inc()
+                message = message or f"trace {rec.trace_id} exceeds max_logs_per_trace ({self._cfg.max_logs_per_trace})"
+                continue
+            entry.logs.append(rec)
+        for entry in touched.values():
+            if batch.delivery is not None:
+                batch.delivery.hold()
+                entry.deliveries.append(batch.delivery)
+            deadline = entry.first_seen + self._cfg.decision_wait
+            if entry.has_root:
+                deadline = min(deadline, now + self._cfg.settle)
+            if deadline != entry.deadline:
+                entry.deadline = deadline
+                heapq.heappush(self._heap, (deadline, entry.trace_id))
+        self._tm.traces_in_window.set(len(self._pending))
+        if touched:
+            self._wake.set()
+        return ConsumeResult(rejected_spans=rejected_spans, rejected_logs=rejected_logs, message=message)
+
+    def _entry(self, trace_id: str, now: float, touched: dict[str, _Pending]) -> _Pending | None:
+        entry = touched.get(trace_id) or self._pending.get(trace_id)
+        if entry is None:
+            if trace_id in self._released:
+                return None
+            entry = _Pending(trace_id=trace_id, first_seen=now, deadline=now + self._cfg.decision_wait)
+            self._pending[trace_id] = entry
+            heapq.heappush(self._heap, (entry.deadline, trace_id))
+        touched[trace_id] = entry
+        return entry
+
+    # -- release ------------------------------------------------------------------------------------------------
+
+    def _pop(self, trace_id: str, trigger: str) -> tuple[AssembledTrace, Completion]:
+        entry = self._pending.pop(trace_id)
+        if self._cfg.released_memory:
+            self._released[trace_id] = None
+            while len(self._released) > self._cfg.released_memory:
+                self._released.popitem(last=False)
+        self._tm.traces_in_window.set(len(self._pending))
+        self._tm.traces_released.labels(trigger).inc()
+        spans = tuple(sorted(entry.spans.values(), key=lambda s: (s.start_time_unix_nano, s.span_id)))
+        trace = AssembledTrace(
+            trace_id=trace_id,
+            spans=spans,
+            logs=tuple(entry.logs),
+            complete=entry.has_root and not entry.truncated,
+            truncated=entry.truncated,
+        )
+        return trace, Completion(entry.deliveries)
+
+    def due(self) -> list[str]:
+        """Trace ids whose deadline has passed (stale heap entries are skipped)."""
+        now = self._clock()
+        ready: list[str] = []
+        while self._heap and self._heap[0][0] <= now:
+            deadline, trace_id = heapq.heappop(self._heap)
+            entry = self._pending.get(trace_id)
+            if entry is not None and entry.deadline == deadline:
+                ready.append(trace_id)
+        return ready
+
+    async def release_due(self, sink: TraceSink) -> int:
+        released = 0
+        for trace_id in self.due():
+            entry = self._pending.get(trace_id)
+            if entry is None:
+                continue
+            trigger = "root_settled" if entry.has_root and entry.deadline < entry.first_seen + self._cfg.decision_wait else "decision_wait"
+            trace, completion = self._pop(trace_id, trigger)
+            await sink(trace, completion)
+            released += 1
+        return released
+
+    async def flush(self, sink: TraceSink) -> int:
+        """Release every held trace now (replay end, shutdown)."""
+        count = 0
+        for trace_id in list(self._pending):
+            if trace_id in self._pending:
+                trace, completion = self._pop(trace_id, "flush")
+                await sink(trace, completion)
+                count += 1
+        self._heap.clear()
+        return count
+
+    def drop_all(self, reason: str) -> int:
+        """Drop everything still held (counted), releasing the deliveries so sources are not stuck."""
+        count = 0
+        for trace_id in list(self._pending):
+            entry = self._pending.pop(trace_id)
+            self._tm.dropped_spans.labels(reason).inc(len(entry.spans))
+            for delivery in entry.deliveries:
+                delivery.release()
+            count += 1
+        self._heap.clear()
+        self._tm.traces_in_window.set(0)
+        return count
+
+    # -- lifecycle ----------------------------------------------------------------------------------------------
+
+    async def start(self, sink: TraceSink, tick: float = 0.05) -> None:
+        self._task = asyncio.create_task(self._run(sink, tick), name="evald:assembly")
+
+    async def _run(self, sink: TraceSink, tick: float) -> None:
+        while True:
+            await self.release_due(sink)
+            delay = tick
+            if self._heap:
+                delay = min(tick, max(0.0, self._heap[0][0] - self._clock()))
+            self._wake.clear()
+            try:
+                async with asyncio.timeout(delay if delay > 0 else tick):
+                    await self._wake.wait()
+            except TimeoutError:
+                pass
+
+    async def shutdown(self, sink: TraceSink | None, timeout: float) -> None:
+        """Stop intake; release what is held to ``sink`` within ``timeout``, drop (counted) the rest."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+        if sink is not None:
+            try:
+                async with asyncio.timeout(timeout):
+                    await self.flush(sink)
+            except TimeoutError:
+                pass
+        self.drop_all("shutdown")

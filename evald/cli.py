@@ -1,0 +1,140 @@
+"""Command line: ``evald run | validate | list-metrics | replay | version``.
+
+Exit codes: 0 success; 1 replay gate failed (``--fail-under``) or runtime failure; 2 invalid config or usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+
+from evald import __version__
+from evald.config.loader import ResolvedConfig, load_config
+from evald.errors import ConfigError
+
+EXIT_GATE = 1
+EXIT_CONFIG = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="evald", description="OpenTelemetry collector-side evaluation daemon")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="start the daemon (embedded default config unless --config is given)")
+    run.add_argument("-c", "--config", help="YAML config file")
+    val = sub.add_parser("validate", help="check a config file and report every problem")
+    val.add_argument("-c", "--config", required=True, help="YAML config file")
+    lm = sub.add_parser("list-metrics", help="list every registered metric")
+    lm.add_argument("--format", choices=("table", "json"), default="table")
+    rp = sub.add_parser("replay", help="score captured OTLP files offline")
+    rp.add_argument("paths", nargs="+", help=".pb/.json OTLP files (and *.logs.* companions) or directories")
+    rp.add_argument("-c", "--config", help="YAML config file (metrics, assembly...)")
+    rp.add_argument("-o", "--output", help="write one JSON line per evaluated case to FILE ('-' for stdout)")
+    rp.add_argument("--fail-under", type=float, metavar="X", help="exit 1 when the mean pass rate is below X")
+    rp.add_argument("--format", choices=("table", "json"), default="table", help="summary format")
+    sub.add_parser("version", help="print the version")
+    return parser
+
+
+def _load(path: str | None) -> ResolvedConfig | None:
+    try:
+        return load_config(path)
+    except ConfigError as err:
+        print(err.report(), file=sys.stderr)
+        return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "version":
+        print(f"evald {__version__}")
+        return 0
+    if args.command == "list-metrics":
+        return _list_metrics(args.format)
+    if args.command == "validate":
+        cfg = _load(args.config)
+        if cfg is None:
+            return EXIT_CONFIG
+        print(f"{args.config}: configuration is valid ({len(cfg.metrics)} metrics, "
+              f"receivers: {', '.join(cfg.receivers) or 'none'}, exporters: {', '.join(cfg.exporters) or 'none'})")
+        return 0
+    if args.command == "run":
+        cfg = _load(args.config)
+        if cfg is None:
+            return EXIT_CONFIG
+        return _run(cfg)
+    if args.command == "replay":
+        if args.fail_under is not None and not 0.0 <= args.fail_under <= 1.0:
+            print("--fail-under must be within [0, 1]", file=sys.stderr)
+            return EXIT_CONFIG
+        cfg = _load(args.config)
+        if cfg is None:
+            return EXIT_CONFIG
+        return _replay(args, cfg)
+    return EXIT_CONFIG
+
+
+def _run(cfg: ResolvedConfig) -> int:
+    from evald.logsetup import configure_logging
+    from evald.service import EvaldService
+
+    configure_logging(cfg.root.telemetry.logs.level, cfg.root.telemetry.logs.format)
+
+    async def serve() -> None:
+        service = EvaldService(cfg)
+        try:
+            await service.start()
+        except Exception:
+            await service.shutdown()
+            raise
+        await service.run_until_stopped()
+
+    try:
+        asyncio.run(serve())
+    except OSError as err:
+        print(f"evald: cannot start: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _replay(args: argparse.Namespace, cfg: ResolvedConfig) -> int:
+    from evald.logsetup import configure_logging
+    from evald.replay import open_output, replay, write_jsonl
+    from evald.summary import render_summary
+
+    configure_logging("warning", "text")
+    result = asyncio.run(replay(args.paths, cfg))
+    for path, reason in result.skipped_files:
+        print(f"skipped {path}: {reason}", file=sys.stderr)
+    if args.output:
+        out = open_output(args.output)
+        try:
+            write_jsonl(result.scored, out)
+        finally:
+            if out is not sys.stdout:
+                out.close()
+    report = sys.stderr if args.output == "-" else sys.stdout
+    if args.format == "json":
+        print(json.dumps(result.summary.to_dict(), indent=2), file=report)
+    else:
+        print(render_summary(result.summary), file=report)
+    if args.fail_under is not None:
+        failures = result.summary.gate_failures(args.fail_under)
+        for failure in failures:
+            print(f"gate failed: {failure}", file=sys.stderr)
+        if failures:
+            return EXIT_GATE
+    return 0
+
+
+def _list_metrics(fmt: str) -> int:
+    from evald.metrics.catalog import list_rows, render_table
+
+    rows = list_rows()
+    if fmt == "json":
+        print(json.dumps(rows, indent=2))
+    else:
+        print(render_table(rows))
+    return 0

@@ -1,0 +1,169 @@
+"""Load, interpolate and validate a config; report every problem at once with its YAML path.
+
+``${env:VAR}`` (or ``${VAR}``) in any string is replaced by the environment variable; ``${env:VAR:-default}``
+gives a default; ``$$`` is a literal ``$``. A missing variable without a default is a config error.
+
+Validation runs in two passes: the root shape (``EvaldConfig``), then every ``receivers``/``exporters`` entry
+against its factory's config model and every ``metrics`` entry against its metric's ``Options`` model, so
+plugins validate as strictly as built-ins.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from evald.components import EXPORTER_FACTORIES, RECEIVER_FACTORIES, Factory, component_type
+from evald.config.base import ComponentConfig
+from evald.config.model import EvaldConfig
+from evald.errors import ConfigError
+from evald.pipeline.bindings import MetricSpec
+
+_ENV_RE = re.compile(r"\$\$|\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedConfig:
+    root: EvaldConfig
+    receivers: dict[str, ComponentConfig]
+    exporters: dict[str, ComponentConfig]
+    metrics: list[MetricSpec]
+
+
+def default_config_text() -> str:
+    return resources.files("evald.config").joinpath("default.yaml").read_text(encoding="utf-8")
+
+
+def load_config(path: str | Path | None, environ: Mapping[str, str] | None = None) -> ResolvedConfig:
+    """Load ``path`` (or the embedded default config when None) and validate it."""
+    if path is None:
+        text, source = default_config_text(), "<embedded default>"
+    else:
+        try:
+            text, source = Path(path).read_text(encoding="utf-8"), str(path)
+        except OSError as err:
+            raise ConfigError([("", f"cannot read {path}: {err.strerror or err}")]) from err
+    return parse_config(text, source, environ)
+
+
+def parse_config(text: str, source: str = "<string>", environ: Mapping[str, str] | None = None) -> ResolvedConfig:
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ConfigError([("", f"{source} is not valid YAML{where}: {getattr(err, 'problem', err)}")]) from err
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError([("", f"{source}: the top level must be a mapping, got {type(raw).__name__}")])
+    problems: list[tuple[str, str]] = []
+    raw = _interpolate(raw, os.environ if environ is None else environ, "", problems)
+    return validate_config(raw, problems)
+
+
+def validate_config(raw: dict[str, Any], problems: list[tuple[str, str]] | None = None) -> ResolvedConfig:
+    problems = list(problems or [])
+    try:
+        root = EvaldConfig.model_validate(raw)
+    except ValidationError as err:
+        problems += _pydantic_problems(err, "")
+        # keep going with what we can to report component problems too
+        root = None
+    receivers = _validate_components(raw.get("receivers"), "receivers", RECEIVER_FACTORIES, problems)
+    exporters = _validate_components(raw.get("exporters"), "exporters", EXPORTER_FACTORIES, problems)
+    if root is not None:
+        _validate_metrics(root.metrics, problems)
+    if problems or root is None:
+        raise ConfigError(problems)
+    if "receivers" not in raw:
+        receivers = {"otlp": RECEIVER_FACTORIES["otlp"].config_model()()}
+    if "exporters" not in raw:
+        exporters = {"prometheus": EXPORTER_FACTORIES["prometheus"].config_model()()}
+    return ResolvedConfig(root=root, receivers=receivers, exporters=exporters, metrics=list(root.metrics))
+
+
+def _validate_components(
+    section: Any, name: str, factories: dict[str, Factory], problems: list[tuple[str, str]]
+) -> dict[str, ComponentConfig]:
+    if section is None or not isinstance(section, dict):
+        return {}
+    out: dict[str, ComponentConfig] = {}
+    for component_id, block in section.items():
+        path = f"{name}.{component_id}"
+        factory = factories.get(component_type(str(component_id)))
+        if factory is None:
+            known = ", ".join(sorted(factories))
+            problems.append((path, f"unknown {name[:-1]} type {component_type(str(component_id))!r} (known: {known})"))
+            continue
+        try:
+            out[str(component_id)] = factory.config_model().model_validate(block or {})
+        except ValidationError as err:
+            problems += _pydantic_problems(err, path)
+    return out
+
+
+def _validate_metrics(specs: list[MetricSpec], problems: list[tuple[str, str]]) -> None:
+    from evald.metrics.registry import get_metric_class
+
+    seen: dict[str, int] = {}
+    for i, spec in enumerate(specs):
+        path = f"metrics[{i}]"
+        try:
+            cls = get_metric_class(spec.kind)
+        except LookupError as err:
+            problems.append((f"{path}.kind", str(err.args[0] if err.args else err)))
+            continue
+        name = spec.name or cls.kind
+        if name in seen:
+            problems.append((f"{path}.name", f"duplicate metric name {name!r} (also metrics[{seen[name]}]); set `name`"))
+        seen[name] = i
+        try:
+            cls.Options.model_validate(spec.options)
+        except ValidationError as err:
+            problems += _pydantic_problems(err, f"{path}.options")
+
+
+def _pydantic_problems(err: ValidationError, prefix: str) -> list[tuple[str, str]]:
+    out = []
+    for item in err.errors():
+        path = prefix
+        for part in item["loc"]:
+            if isinstance(part, int):
+                path += f"[{part}]"
+            elif part not in ("function-after", "function-before"):
+                path = f"{path}.{part}" if path else str(part)
+        msg = item["msg"]
+        if item["type"] == "extra_forbidden":
+            msg = "unknown key (not allowed here)"
+        out.append((path, msg))
+    return out
+
+
+def _interpolate(value: Any, environ: Mapping[str, str], path: str, problems: list[tuple[str, str]]) -> Any:
+    if isinstance(value, str):
+        def repl(m: re.Match[str]) -> str:
+            if m.group(0) == "$$":
+                return "$"
+            var, default = m.group(1), m.group(2)
+            if var in environ:
+                return environ[var]
+            if default is not None:
+                return default
+            problems.append((path, f"environment variable {var} is not set"))
+            return ""
+
+        return _ENV_RE.sub(repl, value)
+    if isinstance(value, dict):
+        return {k: _interpolate(v, environ, f"{path}.{k}" if path else str(k), problems) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_interpolate(v, environ, f"{path}[{i}]", problems) for i, v in enumerate(value)]
+    return value

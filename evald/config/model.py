@@ -1,0 +1,39 @@
+"""The root configuration model (first validation pass). Component blocks are checked by their factories.
+
+Top-level keys read like an OpenTelemetry Collector config: ``receivers``, ``assembly``, ``sampling``,
+``metrics``, ``pipeline``, ``exporters``, ``telemetry``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from evald.assembly.window import AssemblyConfig
+from evald.config.base import ComponentConfig, Endpoint
+from evald.pipeline.bindings import MetricSpec
+from evald.pipeline.engine import PipelineConfig
+from evald.pipeline.sampling import SamplingConfig
+
+
+class LogsConfig(ComponentConfig):
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["text", "json"] = "text"
+
+
+class TelemetryConfig(ComponentConfig):
+    logs: LogsConfig = LogsConfig()
+    #: where /healthz, /readyz and /metrics (self-metrics) are served; default: the prometheus exporter's
+    #: endpoint when there is one (one port for everything), else 0.0.0.0:9464.
+    endpoint: Endpoint | None = None
+
+
+class EvaldConfig(ComponentConfig):
+    receivers: dict[str, dict[str, Any] | None] = Field(default_factory=lambda: {"otlp": {}})
+    assembly: AssemblyConfig = AssemblyConfig()
+    sampling: SamplingConfig = SamplingConfig()
+    metrics: list[MetricSpec] = Field(default_factory=list)
+    pipeline: PipelineConfig = PipelineConfig()
+    exporters: dict[str, dict[str, Any] | None] = Field(default_factory=lambda: {"prometheus": {}})
+    telemetry: TelemetryConfig = TelemetryConfig()

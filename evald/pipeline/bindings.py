@@ -1,0 +1,69 @@
+"""Which metrics run on which cases: one ``metrics:`` entry becomes one MetricBinding.
+
+Config (one list item under ``metrics:``): ``kind`` (registry kind or ``module:Class``), ``name`` (defaults to
+the kind; must be unique), ``threshold`` (defaults to the metric's), ``scope`` (``trace``, ``llm_call`` or
+``all``; default ``trace``), ``options`` (validated against the metric's ``Options`` model) and ``filter``
+(``service_name``/``model``/``provider``: lists of shell-style globs; a case must match every key given).
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from typing import Any, Literal
+
+from pydantic import Field
+
+from evald.case import EvalCase
+from evald.config.base import ComponentConfig
+from evald.metrics.base import BaseMetric
+
+
+class MetricFilter(ComponentConfig):
+    service_name: list[str] | None = None
+    model: list[str] | None = None
+    provider: list[str] | None = None
+
+    def matches(self, case: EvalCase) -> bool:
+        for patterns, value in (
+            (self.service_name, case.service_name),
+            (self.model, case.model),
+            (self.provider, case.provider),
+        ):
+            if patterns is not None and not any(fnmatchcase(value or "", p) for p in patterns):
+                return False
+        return True
+
+
+class MetricSpec(ComponentConfig):
+    kind: str = Field(min_length=1)
+    name: str | None = None
+    threshold: float | None = Field(None, ge=0.0, le=1.0)
+    scope: Literal["trace", "llm_call", "all"] = "trace"
+    options: dict[str, Any] = Field(default_factory=dict)
+    filter: MetricFilter = MetricFilter()
+
+
+class MetricBinding:
+    """A built metric plus where it applies."""
+
+    __slots__ = ("metric", "scope", "filter")
+
+    def __init__(self, metric: BaseMetric, scope: str, metric_filter: MetricFilter) -> None:
+        self.metric = metric
+        self.scope = scope
+        self.filter = metric_filter
+
+    def applies_to(self, case: EvalCase) -> bool:
+        return (self.scope == "all" or self.scope == case.scope) and self.filter.matches(case)
+
+
+def build_bindings(specs: list[MetricSpec]) -> list[MetricBinding]:
+    """Build metrics from validated specs (``evald.config.loader`` has already checked kinds and options)."""
+    from evald.metrics.registry import get_metric_class
+
+    bindings = []
+    for spec in specs:
+        cls = get_metric_class(spec.kind)
+        metric = cls(threshold=spec.threshold, options=spec.options, name=spec.name)
+        bindings.append(MetricBinding(metric, spec.scope, spec.filter))
+    return bindings

@@ -1,0 +1,170 @@
+"""The evaluation pipeline: mapping -> sampling -> bounded case queue -> N workers -> exporters.
+
+Config keys (``pipeline:``): ``workers`` (worker tasks, default 4), ``queue_size`` (cases waiting, default
+10000), ``metric_timeout`` (per metric per case, default 30s), ``export_timeout`` (per exporter per batch,
+default 10s), ``shutdown_timeout`` (drain deadline on SIGTERM, default 10s).
+
+Failure semantics: mapping is pure and cannot raise (the router turns mapper bugs into "not evaluable").
+When the queue is full, ``on_trace`` waits: the assembly window keeps its traces and, once full, receivers
+refuse new data with a retry hint (backpressure flows upward, nothing is dropped silently). A failing exporter
+is counted per exporter and reason and does not block the others. On shutdown, work still queued after the
+deadline is dropped and counted as ``evald_cases_dropped_total{reason="shutdown"}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import Field
+
+from evald.assembly.window import Completion
+from evald.case import EvalCase
+from evald.config.base import ComponentConfig, Duration
+from evald.interfaces import Exporter
+from evald.mapping.router import MapperRouter
+from evald.model import AssembledTrace, ScoredCase
+from evald.pipeline.bindings import MetricBinding
+from evald.pipeline.sampling import Sampler
+from evald.pipeline.scoring import CaseScorer
+from evald.telemetry import RateLimitedLog, Telemetry
+
+logger = logging.getLogger(__name__)
+
+
+class PipelineConfig(ComponentConfig):
+    workers: int = Field(4, gt=0, le=1024)
+    queue_size: int = Field(10_000, gt=0)
+    metric_timeout: Duration = 30.0
+    export_timeout: Duration = 10.0
+    shutdown_timeout: Duration = 10.0
+
+
+@dataclass(slots=True)
+class _Work:
+    case: EvalCase
+    bindings: list[MetricBinding]
+    completion: Completion
+
+
+class EvaluationPipeline:
+    def __init__(
+        self,
+        config: PipelineConfig,
+        router: MapperRouter,
+        sampler: Sampler,
+        bindings: Sequence[MetricBinding],
+        exporters: Sequence[Exporter],
+        telemetry: Telemetry,
+    ) -> None:
+        self._cfg = config
+        self._router = router
+        self._sampler = sampler
+        self._bindings = list(bindings)
+        self._exporters = list(exporters)
+        self._tm = telemetry
+        self._scorer = CaseScorer(telemetry, config.metric_timeout)
+        self._queue: asyncio.Queue[_Work] = asyncio.Queue(maxsize=config.queue_size)
+        self._workers: list[asyncio.Task[None]] = []
+        self._log = RateLimitedLog(logger)
+        self._closed = False
+        telemetry.queue_capacity.set(config.queue_size)
+
+    @property
+    def queue_depth(self) -> int:
+        return self._queue.qsize()
+
+    # -- intake from the assembly window ------------------------------------------------------------------------
+
+    async def on_trace(self, trace: AssembledTrace, completion: Completion) -> None:
+        try:
+            result = self._router.map(trace)
+            if not result.cases and not result.not_evaluable:
+                self._tm.traces_ignored.labels("no_genai_spans").inc()
+                return
+            for item in result.not_evaluable:
+                self._tm.not_evaluable.labels(item.reason, item.convention, item.scope).inc()
+                self._log.log(
+                    logging.INFO, f"ne:{item.convention}:{item.reason}",
+                    "not evaluable (%s, %s, %s): trace %s %s", item.convention, item.scope, item.reason,
+                    trace.trace_id, item.detail,
+                )
+            sampled = self._sampler.sampled(trace.trace_id)
+            for case in result.cases:
+                self._tm.cases.labels(case.scope).inc()
+                if not sampled:
+                    self._tm.cases_sampled_out.labels(case.scope).inc()
+                    continue
+                bindings = [b for b in self._bindings if b.applies_to(case)]
+                if not bindings:
+                    continue
+                completion.hold()
+                await self._queue.put(_Work(case, bindings, completion))
+                self._tm.queue_size.set(self._queue.qsize())
+        finally:
+            completion.release()
+
+    # -- workers ------------------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        for i in range(self._cfg.workers):
+            self._workers.append(asyncio.create_task(self._work_loop(), name=f"evald:worker-{i}"))
+
+    async def _work_loop(self) -> None:
+        while True:
+            work = await self._queue.get()
+            self._tm.queue_size.set(self._queue.qsize())
+            try:
+                scored = await self._scorer.score(work.case, work.bindings)
+                self._tm.scored_cases.labels(work.case.scope).inc()
+                await self._fan_out(scored)
+            except Exception:  # never let a worker die
+                self._tm.cases_dropped.labels("worker_error").inc()
+                logger.exception("worker failed on a case of trace %s", work.case.trace_id)
+            finally:
+                work.completion.release()
+                self._queue.task_done()
+
+    async def _fan_out(self, scored: ScoredCase) -> None:
+        batch = (scored,)
+        for exporter in self._exporters:
+            try:
+                async with asyncio.timeout(self._cfg.export_timeout):
+                    await exporter.export(batch)
+            except TimeoutError:
+                self._tm.export_failures.labels(exporter.id, "timeout").inc()
+                self._log.log(logging.WARNING, f"exp-timeout:{exporter.id}", "exporter %s timed out", exporter.id)
+            except Exception as err:
+                self._tm.export_failures.labels(exporter.id, type(err).__name__).inc()
+                self._log.log(
+                    logging.WARNING, f"exp:{exporter.id}", "exporter %s failed: %s", exporter.id, err
+                )
+
+    async def drain(self, timeout: float) -> bool:
+        """Wait until every queued case is scored and exported; False if the deadline passed first."""
+        try:
+            async with asyncio.timeout(timeout):
+                await self._queue.join()
+            return True
+        except TimeoutError:
+            return False
+
+    async def shutdown(self, timeout: float) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        await self.drain(timeout)
+        for task in self._workers:
+            task.cancel()
+        for task in self._workers:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        while not self._queue.empty():
+            work = self._queue.get_nowait()
+            self._tm.cases_dropped.labels("shutdown").inc()
+            work.completion.release()
+            self._queue.task_done()
+        self._tm.queue_size.set(0)

@@ -1,0 +1,157 @@
+"""Builds the component graph from a resolved config and runs its lifecycle.
+
+Start order (exporters first, receivers last, as in the Collector): exporters -> admin HTTP (health, /metrics)
+-> workers -> assembly window -> receivers. Stop order is the reverse, within ``pipeline.shutdown_timeout``:
+receivers stop accepting, the window releases what it holds to the pipeline, the queue drains, exporters flush
+and close. SIGTERM and SIGINT trigger a graceful stop; a second signal forces the exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from evald import __version__
+from evald.assembly.window import TraceWindow
+from evald.components import EXPORTER_FACTORIES, RECEIVER_FACTORIES, component_type
+from evald.config.loader import ResolvedConfig
+from evald.interfaces import Exporter, Source
+from evald.mapping.router import MapperRouter, default_mappers
+from evald.pipeline.bindings import build_bindings
+from evald.pipeline.engine import EvaluationPipeline
+from evald.pipeline.sampling import Sampler
+from evald.telemetry import Telemetry
+
+logger = logging.getLogger(__name__)
+
+
+class EvaldService:
+    def __init__(
+        self,
+        config: ResolvedConfig,
+        telemetry: Telemetry | None = None,
+        *,
+        with_receivers: bool = True,
+        with_admin: bool = True,
+        configured_exporters: bool = True,
+        extra_exporters: Sequence[Exporter] = (),
+    ) -> None:
+        self.config = config
+        self.telemetry = telemetry or Telemetry()
+        self.telemetry.build_info.labels(__version__).set(1)
+        root = config.root
+        self.exporters: list[Exporter] = list(extra_exporters)
+        if configured_exporters:
+            for component_id, cfg in config.exporters.items():
+                factory = EXPORTER_FACTORIES[component_type(component_id)]
+                self.exporters.append(factory.create(cfg, self.telemetry, component_id))
+        self.receivers: list[Source] = []
+        if with_receivers:
+            for component_id, cfg in config.receivers.items():
+                factory = RECEIVER_FACTORIES[component_type(component_id)]
+                self.receivers.extend(factory.create(cfg, self.telemetry, component_id))
+        self.admin: Any = None
+        if with_admin:
+            from evald.exporters.admin_http import AdminHttpServer
+
+            self.admin = AdminHttpServer(self._admin_endpoint(), self.telemetry)
+        self.pipeline = EvaluationPipeline(
+            root.pipeline,
+            MapperRouter(default_mappers()),
+            Sampler(root.sampling.ratio),
+            build_bindings(config.metrics),
+            self.exporters,
+            self.telemetry,
+        )
+        self.window = TraceWindow(root.assembly, self.telemetry)
+        self._stop = asyncio.Event()
+        self._started = False
+        self._stopped = False
+
+    def _admin_endpoint(self) -> str:
+        if self.config.root.telemetry.endpoint:
+            return self.config.root.telemetry.endpoint
+        for component_id, cfg in self.config.exporters.items():
+            if component_type(component_id) == "prometheus":
+                return str(getattr(cfg, "endpoint"))  # noqa: B009 - typed lazily via the factory
+        return "0.0.0.0:9464"
+
+    async def start(self) -> None:
+        health = self.telemetry.health
+        for exporter in self.exporters:
+            await exporter.start()
+            health.components[f"exporter:{exporter.id}"] = True
+        if self.admin is not None:
+            await self.admin.start()
+        await self.pipeline.start()
+        await self.window.start(self.pipeline.on_trace)
+        for receiver in self.receivers:
+            await receiver.start(self.window)
+            health.components[f"receiver:{receiver.id}"] = True
+        health.started = True
+        self._started = True
+        logger.info("evald %s started: %s", __version__, ", ".join(self.describe_endpoints()) or "no listeners")
+
+    def describe_endpoints(self) -> list[str]:
+        out = []
+        for receiver in self.receivers:
+            port = getattr(receiver, "bound_port", None)
+            out.append(f"{receiver.id} on port {port}")
+        if self.admin is not None:
+            out.append(f"/metrics /healthz /readyz on port {getattr(self.admin, 'bound_port', None)}")
+        return out
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    async def run_until_stopped(self) -> None:
+        loop = asyncio.get_running_loop()
+        signals = 0
+
+        def on_signal() -> None:
+            nonlocal signals
+            signals += 1
+            if signals > 1:
+                logger.warning("second signal: exiting without waiting")
+                raise SystemExit(1)
+            logger.info("signal received: shutting down (send again to force)")
+            self._stop.set()
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, on_signal)
+        await self._stop.wait()
+        await self.shutdown()
+
+    async def shutdown(self) -> None:
+        """Graceful stop within ``pipeline.shutdown_timeout``; idempotent."""
+        if self._stopped:
+            return
+        self._stopped = True
+        deadline = time.monotonic() + self.config.root.pipeline.shutdown_timeout
+        self.telemetry.health.stopping = True
+
+        def remaining() -> float:
+            return max(0.1, deadline - time.monotonic())
+
+        for receiver in self.receivers:
+            await _safely(receiver.shutdown(min(2.0, remaining())), f"receiver {receiver.id}")
+        await _safely(self.window.shutdown(self.pipeline.on_trace, remaining()), "assembly window")
+        await _safely(self.pipeline.shutdown(remaining()), "pipeline")
+        for exporter in self.exporters:
+            await _safely(exporter.shutdown(remaining()), f"exporter {exporter.id}")
+        if self.admin is not None:
+            await _safely(self.admin.shutdown(1.0), "admin http")
+        logger.info("evald stopped")
+
+
+async def _safely(awaitable: Any, what: str) -> None:
+    try:
+        await awaitable
+    except Exception:
+        logger.exception("error while stopping %s", what)

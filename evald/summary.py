@@ -1,0 +1,143 @@
+"""Aggregate scored cases into a per-metric summary (replay's table and its ``--fail-under`` gate).
+
+Safety metrics are reported in their own section and never averaged with the other dimensions. The gate's
+"mean pass rate" is the mean of the per-metric pass rates of the non-safety metrics; every safety metric must
+also reach the same pass rate on its own.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from evald.case import Dimension
+from evald.model import ScoredCase
+
+
+@dataclass
+class MetricSummary:
+    name: str
+    dimension: str
+    values: list[float] = field(default_factory=list)
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    errors: int = 0
+
+    @property
+    def count(self) -> int:
+        return self.passed + self.failed
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.count if self.count else None
+
+    @property
+    def mean(self) -> float | None:
+        return statistics.fmean(self.values) if self.values else None
+
+    def quantile(self, q: float) -> float | None:
+        if not self.values:
+            return None
+        ordered = sorted(self.values)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name, "dimension": self.dimension, "count": self.count, "passed": self.passed,
+            "failed": self.failed, "skipped": self.skipped, "errors": self.errors, "mean": self.mean,
+            "pass_rate": self.pass_rate, "p50": self.quantile(0.5), "p90": self.quantile(0.9),
+        }
+
+
+@dataclass
+class Summary:
+    metrics: dict[str, MetricSummary]
+    cases: int
+
+    @property
+    def quality(self) -> list[MetricSummary]:
+        return [m for m in self.metrics.values() if m.dimension != Dimension.SAFETY.value]
+
+    @property
+    def safety(self) -> list[MetricSummary]:
+        return [m for m in self.metrics.values() if m.dimension == Dimension.SAFETY.value]
+
+    @property
+    def mean_pass_rate(self) -> float | None:
+        rates = [r for m in self.quality if (r := m.pass_rate) is not None]
+        return statistics.fmean(rates) if rates else None
+
+    def gate_failures(self, fail_under: float) -> list[str]:
+        out = []
+        mean = self.mean_pass_rate
+        if mean is not None and mean < fail_under:
+            out.append(f"mean pass rate {mean:.3f} is below {fail_under:g}")
+        for m in self.safety:
+            if m.pass_rate is not None and m.pass_rate < fail_under:
+                out.append(f"safety metric {m.name} pass rate {m.pass_rate:.3f} is below {fail_under:g}")
+        if mean is None and not any(m.pass_rate is not None for m in self.safety):
+            out.append("no scores were produced")
+        return out
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "cases": self.cases,
+            "mean_pass_rate": self.mean_pass_rate,
+            "metrics": [m.to_dict() for m in self.quality],
+            "safety": [m.to_dict() for m in self.safety],
+        }
+
+
+def summarize(scored: Iterable[ScoredCase]) -> Summary:
+    metrics: dict[str, MetricSummary] = {}
+    cases = 0
+
+    def entry(name: str, dimension: str) -> MetricSummary:
+        if name not in metrics:
+            metrics[name] = MetricSummary(name, dimension)
+        return metrics[name]
+
+    for sc in scored:
+        cases += 1
+        for score in sc.scores:
+            m = entry(score.name, score.dimension.value)
+            m.values.append(score.value)
+            if score.passed:
+                m.passed += 1
+            else:
+                m.failed += 1
+        for name, _ in sc.skipped:
+            entry(name, sc.metric_dimensions.get(name, "unknown")).skipped += 1
+        for name, _ in sc.errors:
+            entry(name, sc.metric_dimensions.get(name, "unknown")).errors += 1
+    return Summary(metrics=metrics, cases=cases)
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def render_summary(summary: Summary) -> str:
+    header = ("metric", "dimension", "count", "pass", "fail", "skipped", "errors", "mean", "pass_rate", "p50", "p90")
+
+    def rows(items: list[MetricSummary]) -> list[tuple[str, ...]]:
+        return [
+            (m.name, m.dimension, str(m.count), str(m.passed), str(m.failed), str(m.skipped), str(m.errors),
+             _fmt(m.mean), _fmt(m.pass_rate), _fmt(m.quantile(0.5)), _fmt(m.quantile(0.9)))
+            for m in sorted(items, key=lambda m: m.name)
+        ]
+
+    def table(title: str, body: list[tuple[str, ...]]) -> list[str]:
+        widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+        lines = [title, "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
+        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
+        return lines
+
+    out = [f"cases evaluated: {summary.cases}"]
+    out += table("quality metrics:", rows(summary.quality)) if summary.quality else ["quality metrics: none"]
+    if summary.safety:
+        out += table("safety metrics (reported separately, never averaged):", rows(summary.safety))
+    out.append(f"mean pass rate (quality metrics): {_fmt(summary.mean_pass_rate)}")
+    return "\n".join(out)

@@ -1,0 +1,134 @@
+from __future__ import annotations
+
+import pytest
+
+from evald.assembly.window import AssemblyConfig, Completion, TraceWindow
+from evald.errors import QueueFullError
+from evald.model import AssembledTrace, Delivery, SignalBatch
+from evald.telemetry import Telemetry
+from evald.testing import FakeClock, log, span
+
+T1 = "11111111111111111111111111111111"
+T2 = "22222222222222222222222222222222"
+
+
+def make(**cfg: object) -> tuple[TraceWindow, FakeClock, Telemetry, list[AssembledTrace]]:
+    clock = FakeClock()
+    tm = Telemetry()
+    window = TraceWindow(AssemblyConfig.model_validate({"settle": 1, "decision_wait": 10, **cfg}), tm, clock)
+    return window, clock, tm, []
+
+
+def value(tm: Telemetry, name: str, **labels: str) -> float:
+    return tm.registry.get_sample_value(name, labels) or 0.0
+
+
+async def collect_into(out: list[AssembledTrace]):  # type: ignore[no-untyped-def]
+    async def sink(trace: AssembledTrace, completion: Completion) -> None:
+        out.append(trace)
+        completion.release()
+
+    return sink
+
+
+async def test_releases_after_root_settles() -> None:
+    window, clock, tm, out = make()
+    sink = await collect_into(out)
+    root = span(T1, "a" * 16)
+    child = span(T1, "b" * 16, parent="a" * 16)
+    window.consume(SignalBatch(spans=(child,)))
+    clock.advance(5)
+    assert await window.release_due(sink) == 0  # no root yet
+    window.consume(SignalBatch(spans=(root,)))
+    clock.advance(0.5)
+    assert await window.release_due(sink) == 0  # settling
+    clock.advance(0.6)
+    assert await window.release_due(sink) == 1
+    assert out[0].complete and {s.span_id for s in out[0].spans} == {"a" * 16, "b" * 16}
+    assert value(tm, "evald_assembly_released_traces_total", trigger="root_settled") == 1
+
+
+async def test_decision_wait_releases_rootless_trace_as_incomplete() -> None:
+    window, clock, tm, out = make()
+    sink = await collect_into(out)
+    window.consume(SignalBatch(spans=(span(T1, parent="c" * 16),)))
+    clock.advance(10.01)
+    assert await window.release_due(sink) == 1
+    assert out[0].complete is False
+    assert value(tm, "evald_assembly_released_traces_total", trigger="decision_wait") == 1
+
+
+async def test_duplicates_and_late_spans_are_counted() -> None:
+    window, clock, tm, out = make()
+    sink = await collect_into(out)
+    root = span(T1, "a" * 16)
+    window.consume(SignalBatch(spans=(root,)))
+    window.consume(SignalBatch(spans=(root,)))  # redelivery
+    assert value(tm, "evald_assembly_dropped_spans_total", reason="duplicate") == 1
+    clock.advance(2)
+    await window.release_due(sink)
+    window.consume(SignalBatch(spans=(span(T1, "b" * 16, parent="a" * 16),)))
+    assert value(tm, "evald_assembly_dropped_spans_total", reason="late") == 1
+    assert len(window) == 0
+
+
+async def test_full_window_refuses_whole_batch() -> None:
+    window, clock, tm, out = make(num_traces=1)
+    window.consume(SignalBatch(spans=(span(T1),)))
+    with pytest.raises(QueueFullError) as err:
+        window.consume(SignalBatch(spans=(span(T1), span(T2))))
+    assert err.value.retry_after > 0
+    assert len(window) == 1 and len(window._pending[T1].spans) == 1  # nothing of the refused batch was kept
+
+
+async def test_max_spans_per_trace_rejects_and_reports() -> None:
+    window, clock, tm, out = make(max_spans_per_trace=3)
+    result = window.consume(SignalBatch(spans=tuple(span(T1, parent="f" * 16) for _ in range(5))))
+    assert result.rejected_spans == 2 and "max_spans_per_trace" in result.message
+    assert value(tm, "evald_assembly_dropped_spans_total", reason="trace_too_large") == 2
+
+
+async def test_logs_join_their_trace() -> None:
+    window, clock, tm, out = make()
+    sink = await collect_into(out)
+    root = span(T1, "a" * 16)
+    window.consume(SignalBatch(logs=(log(T1, "a" * 16, "gen_ai.client.inference.operation.details"),)))
+    window.consume(SignalBatch(spans=(root,)))
+    clock.advance(1.5)
+    await window.release_due(sink)
+    assert len(out[0].logs) == 1 and out[0].logs_for("a" * 16)
+
+
+async def test_delivery_acknowledged_only_when_every_trace_is_done() -> None:
+    window, clock, tm, _ = make()
+    acked: list[bool] = []
+    delivery = Delivery(lambda: acked.append(True))
+    window.consume(SignalBatch(spans=(span(T1, "a" * 16), span(T2, "b" * 16)), delivery=delivery))
+    delivery.seal()
+    held: list[Completion] = []
+
+    async def sink(trace: AssembledTrace, completion: Completion) -> None:
+        held.append(completion)
+
+    clock.advance(2)
+    await window.release_due(sink)
+    assert len(held) == 2 and not acked
+    held[0].release()
+    assert not acked
+    held[1].release()
+    assert acked == [True]
+
+
+async def test_shutdown_flushes_then_refuses() -> None:
+    window, clock, tm, out = make()
+    sink = await collect_into(out)
+    window.consume(SignalBatch(spans=(span(T1, "a" * 16),)))
+    await window.shutdown(sink, timeout=1)
+    assert len(out) == 1
+    with pytest.raises(QueueFullError):
+        window.consume(SignalBatch(spans=(span(T2),)))
+
+
+def test_config_rejects_decision_wait_below_settle() -> None:
+    with pytest.raises(ValueError, match="decision_wait"):
+        AssemblyConfig.model_validate({"settle": 5, "decision_wait": 1})
