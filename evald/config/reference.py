@@ -1,0 +1,102 @@
+"""Render docs/configuration.md from the pydantic models (``python -m evald.config.reference``).
+
+A test compares the file with this output, so the reference can never drift from the code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from evald.components import EXPORTER_FACTORIES, RECEIVER_FACTORIES
+from evald.config.model import EvaldConfig
+
+
+def _type_name(field: FieldInfo) -> str:
+    ann = field.annotation
+    text = getattr(ann, "__name__", None) or str(ann)
+    text = text.replace("typing.", "").replace("evald.", "")
+    for meta in field.metadata:
+        if "BeforeValidator" in type(meta).__name__:
+            func = getattr(meta, "func", None)
+            if func is not None and func.__name__ == "parse_duration":
+                return "duration"
+            if func is not None and func.__name__ == "parse_endpoint":
+                return "host:port"
+    return text
+
+
+def _default(field: FieldInfo) -> str:
+    if field.is_required():
+        return "**required**"
+    if field.default_factory is not None:
+        value: Any = field.default_factory()  # type: ignore[call-arg]
+    else:
+        value = field.default
+    if isinstance(value, BaseModel):
+        return "(see below)"
+    return f"`{value!r}`"
+
+
+def _model_rows(model: type[BaseModel], prefix: str, out: list[str], nested: list[tuple[str, type[BaseModel]]]) -> None:
+    for name, field in model.model_fields.items():
+        ann = field.annotation
+        sub = _submodel(ann)
+        if sub is not None:
+            nested.append((f"{prefix}{name}", sub))
+        desc = (field.description or "").replace("\n", " ")
+        out.append(f"| `{prefix}{name}` | {_type_name(field)} | {_default(field)} | {desc} |")
+
+
+def _submodel(ann: Any) -> type[BaseModel] | None:
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        return ann
+    for arg in getattr(ann, "__args__", ()) or ():
+        if isinstance(arg, type) and issubclass(arg, BaseModel):
+            return arg
+    return None
+
+
+def _section(title: str, model: type[BaseModel], prefix: str) -> list[str]:
+    lines = [f"### {title}", "", "| key | type | default | notes |", "| --- | --- | --- | --- |"]
+    nested: list[tuple[str, type[BaseModel]]] = []
+    _model_rows(model, prefix, lines, nested)
+    while nested:
+        path, sub = nested.pop(0)
+        _model_rows(sub, f"{path}.", lines, nested)
+    return [*lines, ""]
+
+
+def render_markdown() -> str:
+    lines = [
+        "# Configuration reference",
+        "",
+        "Generated from the pydantic models by `python -m evald.config.reference > docs/configuration.md`;",
+        "a test fails when this file is stale. Durations accept `250ms`, `5s`, `2m`, `1h` or seconds.",
+        "Strings may use `${env:VAR}` or `${env:VAR:-default}`; `$$` is a literal `$`.",
+        "Unknown keys are errors. `evald validate --config FILE` reports every problem with its YAML path.",
+        "",
+        "## Top level",
+        "",
+    ]
+    for name in ("assembly", "sampling", "pipeline", "telemetry"):
+        model = _submodel(EvaldConfig.model_fields[name].annotation)
+        assert model is not None
+        lines += _section(f"`{name}`", model, f"{name}.")
+    from evald.pipeline.bindings import MetricSpec
+
+    lines += _section("`metrics[]` (one entry per metric; options are per kind, see docs/metrics.md)", MetricSpec,
+                      "metrics[].")
+    lines += ["## Receivers (`receivers.<type>[/<name>]`)", ""]
+    for type_name, factory in sorted(RECEIVER_FACTORIES.items()):
+        lines += _section(f"`{type_name}`", factory.config_model(), f"receivers.{type_name}.")
+    lines += ["## Exporters (`exporters.<type>[/<name>]`)", ""]
+    for type_name, factory in sorted(EXPORTER_FACTORIES.items()):
+        lines += _section(f"`{type_name}`", factory.config_model(), f"exporters.{type_name}.")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+if __name__ == "__main__":
+    print(render_markdown(), end="")
