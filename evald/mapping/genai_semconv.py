@@ -1,0 +1,300 @@
+"""Mapper for the OpenTelemetry GenAI semantic conventions (current and deprecated forms): spans -> EvalCases.
+
+One ``llm_call`` case per inference span (``chat`` / ``text_completion`` / ``generate_content``) and one ``trace``
+case per trace. Content is read from span attributes, from log records joined by span id
+(``gen_ai.client.inference.operation.details`` or per-message events) or from legacy prompt attributes; see
+``evald.mapping.messages``. Tool calls are merged by call id across ``execute_tool`` spans, inference outputs and
+the tool responses of later inference inputs. Not evaluable: ``no_inference_span`` (e.g. embeddings only),
+``no_input``, ``no_output`` (an errored call without output stays evaluable). Pure; bad data gives warnings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+from evald import semconv as sc
+from evald.case import Document, EvalCase, Message, ToolCall
+from evald.interfaces import MappingResult, NotEvaluable
+from evald.mapping.messages import CallContent, call_content, event_payload, is_system_role, text_of
+from evald.mapping.values import as_count, as_str, as_text, documents, parse_json_container, str_list
+from evald.model import STATUS_ERROR, AssembledTrace, LogRecord, SpanRecord
+
+_USER = frozenset({"user"})
+_OUTPUT_ROLES = frozenset({"assistant", "model"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One inference span with its content resolved."""
+
+    span: SpanRecord
+    operation: str
+    content: CallContent
+    attrs: Mapping[str, Any]  # span attributes, completed from its log records' payloads
+    error: bool
+
+    @property
+    def input_text(self) -> str | None:
+        return text_of(self.content.input, _USER, last=True)
+
+    @property
+    def output_text(self) -> str | None:
+        return text_of(self.content.output, _OUTPUT_ROLES) or text_of(self.content.output)
+
+    @property
+    def requested_tools(self) -> tuple[ToolCall, ...]:
+        return tuple(c for m in self.content.output for c in m.tool_calls)
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        system, inputs = self.content.system, self.content.input
+        head = (Message("system", system),) if system and not any(is_system_role(m.role) for m in inputs) else ()
+        return (*head, *inputs, *self.content.output)
+
+
+class GenAISemconvMapper:
+    """SpanMapper for ``gen_ai.*`` spans."""
+
+    name: ClassVar[str] = "genai_semconv"
+
+    def matches(self, trace: AssembledTrace) -> bool:
+        return any(_operation(s) is not None for s in trace.spans)
+
+    def map(self, trace: AssembledTrace) -> MappingResult:
+        warnings: list[str] = []
+        logs: dict[str, list[LogRecord]] = {}
+        for log in trace.logs:
+            logs.setdefault(log.span_id or "", []).append(log)
+        spans = sorted(trace.spans, key=lambda s: (s.start_time_unix_nano, s.span_id))
+        by_id = {s.span_id: s for s in spans}
+        ops = {s.span_id: op for s in spans if (op := _operation(s)) is not None}
+        attrs = {s.span_id: _merged_attrs(s, logs.get(s.span_id, [])) for s in spans if s.span_id in ops}
+        calls: list[_Call] = []
+        for span in (s for s in spans if sc.is_inference(ops.get(s.span_id))):
+            try:
+                error = span.status_code == STATUS_ERROR or as_str(attrs[span.span_id].get(sc.ERROR_TYPE)) is not None
+                content = call_content(span, logs.get(span.span_id, []))
+                calls.append(_Call(span, ops[span.span_id], content, attrs[span.span_id], error))
+            except Exception as err:  # garbage must never escape a mapper
+                warnings.append(f"span {span.span_id}: unreadable inference span ({type(err).__name__})")
+        if not calls:
+            detail = "operations: " + ",".join(sorted(set(ops.values()))) if ops else ""
+            code = "unreadable_inference_span" if warnings else "no_inference_span"
+            return MappingResult(not_evaluable=(NotEvaluable(code, self.name, detail),), warnings=tuple(warnings))
+        tools = _merge_tools(spans, ops, attrs, calls, warnings)
+        cases: list[EvalCase] = []
+        skipped: list[NotEvaluable] = []
+        for call in calls:
+            reason = _not_evaluable_reason(call.input_text, call.output_text or call.requested_tools, call.error)
+            if reason:
+                skipped.append(NotEvaluable(reason, self.name, f"llm_call {call.span.name}", "llm_call",
+                                            call.span.span_id))
+                continue
+            agent = next((n for a in _lineage(call.span, by_id) if (n := as_str(a.attributes.get(sc.AGENT_NAME)))),
+                         None)
+            cases.append(self._llm_case(trace, call, tools, agent))
+        agents: list[tuple[SpanRecord, CallContent]] = []
+        for span in sorted((s for s in spans if ops.get(s.span_id) in sc.AGENT_OPERATIONS),
+                           key=lambda s: (len(_lineage(s, by_id)), s.start_time_unix_nano)):
+            try:
+                agents.append((span, call_content(span, logs.get(span.span_id, []))))
+            except Exception as err:
+                warnings.append(f"span {span.span_id}: unreadable agent content ({type(err).__name__})")
+        try:
+            trace_case = self._trace_case(trace, spans, calls, agents, tools, attrs, warnings)
+        except Exception as err:
+            trace_case = NotEvaluable("mapper_error", self.name, f"trace case: {type(err).__name__}")
+        if isinstance(trace_case, NotEvaluable):
+            skipped.append(trace_case)
+        else:
+            cases.append(trace_case)
+        return MappingResult(cases=tuple(cases), not_evaluable=tuple(skipped), warnings=tuple(warnings))
+
+    def _llm_case(self, trace: AssembledTrace, call: _Call, tools: Mapping[str, ToolCall], agent: str | None
+                  ) -> EvalCase:
+        attrs = call.attrs
+        tin, tout = _tokens(attrs)
+        reasons = str_list(attrs.get(sc.RESPONSE_FINISH_REASONS)) or list(call.content.finish_reasons)
+        meta: dict[str, Any] = {"convention": self.name, "operation": call.operation, **_present(
+            response_id=as_str(attrs.get(sc.RESPONSE_ID)), agent_name=agent,
+            conversation_id=as_str(attrs.get(sc.CONVERSATION_ID)))}
+        if reasons:
+            meta["finish_reasons"] = reasons
+        return EvalCase(
+            input=call.input_text, output=call.output_text, messages=call.messages,
+            tool_calls=tuple(tools.get(c.id, c) if c.id else c for c in call.requested_tools),
+            latency_ms=call.span.duration_ms, token_count=_sum_known(tin, tout), metadata=meta,
+            trace_id=trace.trace_id, span_id=call.span.span_id, scope="llm_call",
+            model=as_str(attrs.get(sc.RESPONSE_MODEL)) or as_str(attrs.get(sc.REQUEST_MODEL)),
+            request_model=as_str(attrs.get(sc.REQUEST_MODEL)), provider=sc.provider_of(attrs),
+            system_prompt=call.content.system, input_tokens=tin, output_tokens=tout, error=call.error,
+            service_name=call.span.service_name,
+        )
+
+    def _trace_case(self, trace: AssembledTrace, spans: Sequence[SpanRecord], calls: Sequence[_Call],
+                    agents: Sequence[tuple[SpanRecord, CallContent]], tools: Mapping[str, ToolCall],
+                    attrs: Mapping[str, Mapping[str, Any]], warnings: list[str]) -> EvalCase | NotEvaluable:
+        # the question of the current turn: with chat history, the last user message before any model reply
+        user_input = next((t for _, c in agents if (t := text_of(c.input, _USER, last=True))), None) or next(
+            (t for call in calls if (t := call.input_text)), None)
+        output = next((t for _, c in agents if (t := text_of(c.output, None, last=True))), None) or next(
+            (t for call in reversed(calls) if (t := call.output_text)), None)
+        error = any(call.error for call in calls)
+        reason = _not_evaluable_reason(user_input, output, error)
+        if reason:
+            return NotEvaluable(reason, self.name, f"trace with {len(calls)} inference span(s)")
+        roots = [s for s in spans if s.is_root]
+        anchor = roots[0] if roots else next(s for s in spans if s.span_id in attrs)
+        last = calls[-1]
+        tin = _sum_known(*(_tokens(c.attrs)[0] for c in calls))
+        tout = _sum_known(*(_tokens(c.attrs)[1] for c in calls))
+        system = next((c.system for _, c in agents if c.system), None) or next(
+            (c.content.system for c in calls if c.content.system), None)
+        names = [(as_str(a.attributes.get(sc.AGENT_NAME)), as_str(a.attributes.get(sc.WORKFLOW_NAME)))
+                 for a, _ in agents]
+        meta: dict[str, Any] = {"convention": self.name, "llm_call_count": len(calls), **_present(
+            agent_name=next((a for a, _ in names if a), None), workflow_name=next((w for _, w in names if w), None),
+            conversation_id=as_str(last.attrs.get(sc.CONVERSATION_ID)))}
+        return EvalCase(
+            input=user_input, output=output, context=_documents(spans, attrs, warnings),
+            messages=last.messages, tool_calls=tuple(tools.values()),
+            latency_ms=roots[0].duration_ms if len(roots) == 1 else _extent_ms(spans),
+            token_count=_sum_known(tin, tout), metadata=meta, trace_id=trace.trace_id, span_id=anchor.span_id,
+            scope="trace", model=as_str(last.attrs.get(sc.RESPONSE_MODEL)),
+            request_model=as_str(last.attrs.get(sc.REQUEST_MODEL)),
+            provider=next((p for c in reversed(calls) if (p := sc.provider_of(c.attrs))), None),
+            system_prompt=system, input_tokens=tin, output_tokens=tout, error=error,
+            service_name=anchor.service_name or next((s.service_name for s in spans if s.service_name), None),
+        )
+
+
+def _operation(span: SpanRecord) -> str | None:
+    try:
+        return sc.operation_of(span.attributes, frozenset(e.name for e in span.events))
+    except Exception:  # a hostile attributes mapping; treat the span as non-GenAI
+        return None
+
+
+def _merged_attrs(span: SpanRecord, logs: Sequence[LogRecord]) -> Mapping[str, Any]:
+    """Span attributes, completed by the attributes/body of its log records (span values win)."""
+    if not logs:
+        return span.attributes
+    merged: dict[str, Any] = {}
+    for log in logs:
+        merged.update(event_payload(log.attributes, log.body))
+    merged.update(span.attributes)
+    return merged
+
+
+def _not_evaluable_reason(user_input: object, output: object, error: bool) -> str | None:
+    if not user_input:
+        return "no_input"
+    if not output and not error:
+        return "no_output"
+    return None
+
+
+def _tokens(attrs: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    tin = next((n for k in sc.INPUT_TOKEN_KEYS if (n := as_count(attrs.get(k))) is not None), None)
+    tout = next((n for k in sc.OUTPUT_TOKEN_KEYS if (n := as_count(attrs.get(k))) is not None), None)
+    return tin, tout
+
+
+def _sum_known(*values: int | None) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def _present(**values: str | None) -> dict[str, str]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _lineage(span: SpanRecord, by_id: Mapping[str, SpanRecord]) -> list[SpanRecord]:
+    """The span and its ancestors present in the trace, nearest first (cycle-safe)."""
+    chain = [span]
+    seen = {span.span_id}
+    while (parent := by_id.get(chain[-1].parent_span_id or "")) is not None and parent.span_id not in seen:
+        seen.add(parent.span_id)
+        chain.append(parent)
+    return chain
+
+
+def _extent_ms(spans: Iterable[SpanRecord]) -> float | None:
+    timed = [s for s in spans if s.end_time_unix_nano >= s.start_time_unix_nano > 0]
+    if not timed:
+        return None
+    return (max(s.end_time_unix_nano for s in timed) - min(s.start_time_unix_nano for s in timed)) / 1e6
+
+
+def _merge_tools(spans: Sequence[SpanRecord], ops: Mapping[str, str], attrs: Mapping[str, Mapping[str, Any]],
+                 calls: Sequence[_Call], warnings: list[str]) -> dict[str, ToolCall]:
+    """Every tool call of the trace in order, one entry per call id (id-less calls get a positional key).
+
+    Sources, in span start order: the tool calls an inference output requested; in an inference input, tool
+    calls of the current turn (after the last user message; earlier turns only complete known ids) and tool
+    responses; ``execute_tool`` spans (an id-less one completes the first open call of the same name).
+    """
+    ledger: dict[str, ToolCall] = {}
+    by_span = {c.span.span_id: c for c in calls}
+    executed: set[str] = set()
+
+    def add(call: ToolCall, create: bool = True, key: str | None = None) -> str | None:
+        key = key or call.id or (f"#{len(ledger)}" if create else None)
+        old = ledger.get(key) if key else None
+        if key is None or (old is None and not create):
+            return None
+        ledger[key] = call if old is None else replace(
+            old, name=old.name or call.name, id=old.id or call.id, error=old.error or call.error,
+            arguments=old.arguments if old.arguments is not None else call.arguments,
+            result=old.result if old.result is not None else call.result)
+        return key
+
+    for span in spans:
+        try:
+            if (call := by_span.get(span.span_id)) is not None:
+                turn = max((i for i, m in enumerate(call.content.input) if m.role == "user"), default=-1)
+                for i, message in enumerate(call.content.input):
+                    for requested in (c for c in message.tool_calls if c.id):
+                        add(requested, create=i > turn)
+                    if message.role == "tool" and message.tool_call_id and message.content is not None:
+                        add(ToolCall("", result=_result(message.content), id=message.tool_call_id), create=False)
+                for requested in call.requested_tools:
+                    add(requested)
+            elif ops.get(span.span_id) == sc.OP_EXECUTE_TOOL:
+                tool = _tool_from_span(span, attrs[span.span_id])
+                match = None if tool.id else next((k for k, v in ledger.items() if k not in executed
+                                                   and v.result is None and v.name == tool.name), None)
+                if (key := add(tool, key=match)) is not None:
+                    executed.add(key)
+        except Exception as err:
+            warnings.append(f"span {span.span_id}: unreadable tool data ({type(err).__name__})")
+    return ledger
+
+
+def _result(value: Any) -> Any:
+    parsed = parse_json_container(value)
+    return as_text(parsed) or parsed if isinstance(parsed, str) else parsed
+
+
+def _tool_from_span(span: SpanRecord, attrs: Mapping[str, Any]) -> ToolCall:
+    result = attrs.get(sc.TOOL_CALL_RESULT)
+    return ToolCall(
+        name=as_str(attrs.get(sc.TOOL_NAME)) or "", arguments=parse_json_container(attrs.get(sc.TOOL_CALL_ARGUMENTS)),
+        result=_result(result) if result is not None else None, id=as_str(attrs.get(sc.TOOL_CALL_ID)),
+        error=span.status_code == STATUS_ERROR or as_str(attrs.get(sc.ERROR_TYPE)) is not None)
+
+
+def _documents(spans: Sequence[SpanRecord], attrs: Mapping[str, Mapping[str, Any]], warnings: list[str]
+               ) -> tuple[Document, ...]:
+    docs: list[Document] = []
+    for span in spans:
+        raw = attrs.get(span.span_id, span.attributes).get(sc.RETRIEVAL_DOCUMENTS)
+        if raw is None:
+            continue
+        found = documents(raw)
+        if found is None:
+            warnings.append(f"span {span.span_id}: {sc.RETRIEVAL_DOCUMENTS} is not a list")
+        docs.extend(found or ())
+    return tuple(docs)

@@ -1,0 +1,267 @@
+"""Parse every GenAI message shape into evald ``Message``/``ToolCall`` values.
+
+Shapes (standards 1.3, 1.4, 1.8): (1) typed parts in ``gen_ai.input.messages`` / ``gen_ai.output.messages`` /
+``gen_ai.system_instructions`` (structured or JSON string; tool results under ``response`` or ``result``);
+(2) the deprecated per-message events ``gen_ai.{system,user,assistant,tool}.message`` and ``gen_ai.choice``, as
+span events or as log records (body map or attributes); (3) ``gen_ai.prompt`` / ``gen_ai.completion`` strings
+(JSON, Python repr or plain text) and OpenLLMetry's indexed ``gen_ai.prompt.{i}.*``. OpenAI-style
+``{role, content, tool_calls}`` dicts are accepted wherever a message is expected. Nothing here raises on bad
+data: unknown parts and malformed items are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evald import semconv as sc
+from evald.case import Message, ToolCall
+from evald.mapping.values import as_dict, as_int, as_list, as_str, as_text, parse_json_container, parse_structured
+from evald.model import LogRecord, SpanRecord
+
+_TEXT_TYPES = frozenset({"text", "input_text", "output_text"})
+_CALL_TYPES = frozenset({"tool_call", "function_call", "tool_use"})
+_RESPONSE_TYPES = frozenset({"tool_call_response", "tool_result", "function_call_output"})
+_SYSTEM_ROLES = frozenset({"system", "developer"})
+_LOOKS_STRUCTURED = re.compile(r"\s*(\[\s*[\[{\"']|\{\s*[\"'}])")
+
+
+@dataclass(frozen=True, slots=True)
+class CallContent:
+    """What one inference call sent and received, from whichever capture form was present."""
+
+    input: tuple[Message, ...] = ()
+    output: tuple[Message, ...] = ()
+    system: str | None = None
+    finish_reasons: tuple[str, ...] = ()
+
+
+def parse_messages(value: Any, default_role: str = "user") -> list[Message]:
+    """Messages from a parts-format or OpenAI-format list (or its JSON / repr string). Plain text becomes one
+    message of ``default_role``."""
+    parsed = parse_structured(value)
+    if isinstance(parsed, Mapping):
+        nested = parsed.get("messages")
+        parsed = nested if isinstance(nested, list) else [parsed]
+    if isinstance(parsed, str):
+        text = as_text(parsed)
+        if not text or _LOOKS_STRUCTURED.match(text):  # truncated or broken JSON is not the user's text
+            return []
+        return [Message(role=default_role, content=text)]
+    if not isinstance(parsed, list):
+        return []
+    out: list[Message] = []
+    for item in parsed:
+        if isinstance(item, Mapping):
+            out.extend(message_from_dict(item, default_role))
+        elif isinstance(item, str) and (text := as_text(item)):
+            out.append(Message(role=default_role, content=text))
+    return out
+
+
+def parse_system_instructions(value: Any) -> str | None:
+    """Text of ``gen_ai.system_instructions`` (an array of parts, a message list, or plain text)."""
+    parsed = parse_structured(value)
+    if isinstance(parsed, str):
+        return as_text(parsed)
+    items = parsed if isinstance(parsed, list) else [parsed] if isinstance(parsed, Mapping) else []
+    texts: list[str] = []
+    for item in items:
+        if isinstance(item, Mapping) and ("parts" in item or "role" in item):
+            texts.extend(m.content for m in message_from_dict(item, "system") if m.content)
+        else:
+            _collect_part(item, texts, [], [])
+    return "\n".join(texts) or None
+
+
+def message_from_dict(data: Mapping[str, Any], default_role: str = "user") -> list[Message]:
+    """One message dict (parts, OpenAI or event-body form) -> messages; each tool response becomes its own
+    ``tool`` message so that it keeps its call id."""
+    role = as_str(data.get("role")) or default_role
+    name = as_str(data.get("name"))
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    responses: list[tuple[str | None, str | None]] = []
+    parts = parse_structured(data.get("parts"))
+    for part in parts if isinstance(parts, list) else []:
+        _collect_part(part, texts, calls, responses)
+    content = data.get("content")
+    if isinstance(content, str) and role != "tool" and _is_parts(parsed := parse_structured(content)):
+        content = parsed  # a JSON-encoded content array such as [{"type": "text", "text": "..."}]
+    if isinstance(content, list):
+        for part in content:
+            _collect_part(part, texts, calls, responses)
+    elif isinstance(content, Mapping):
+        _collect_part(content, texts, calls, responses)
+    elif (text := as_text(content)) is not None:
+        texts.append(text)
+    for raw in as_list(data.get("tool_calls")) or []:
+        if (call := _openai_tool_call(raw)) is not None:
+            calls.append(call)
+    text_content = "\n".join(texts) if texts else None
+    if role == "tool" and not responses:
+        call_id = as_str(data.get("tool_call_id")) or as_str(data.get("id"))
+        return [Message(role="tool", content=text_content, tool_call_id=call_id, name=name)]
+    out = [Message(role="tool", content=body, tool_call_id=cid, name=name) for cid, body in responses]
+    if text_content is not None or calls or not out:
+        out.insert(0, Message(role=role, content=text_content, tool_calls=tuple(calls), name=name))
+    return out
+
+
+def _is_parts(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(item, Mapping) and isinstance(item.get("type"), str) for item in value)
+
+
+def _collect_part(part: Any, texts: list[str], calls: list[ToolCall], responses: list[tuple[str | None, str | None]]
+                  ) -> None:
+    if isinstance(part, str):
+        if text := as_text(part):
+            texts.append(text)
+        return
+    if not isinstance(part, Mapping):
+        return
+    kind = part.get("type") if isinstance(part.get("type"), str) else None
+    if kind in _TEXT_TYPES or (kind is None and "name" not in part):
+        text = as_text(part.get("content")) or as_text(part.get("text"))
+        if text is not None:
+            texts.append(text)
+    elif kind in _CALL_TYPES or kind == "server_tool_call":
+        args = next((part[k] for k in ("arguments", "args", "input", "server_tool_call") if k in part), None)
+        call_id = as_str(part.get("id")) or as_str(part.get("call_id"))
+        calls.append(ToolCall(name=as_str(part.get("name")) or "", arguments=parse_json_container(args), id=call_id))
+    elif kind in _RESPONSE_TYPES or kind == "server_tool_call_response":
+        keys = ("response", "result", "content", "output", "server_tool_call_response")
+        body = next((part[k] for k in keys if k in part), None)
+        ids = (part.get(k) for k in ("id", "tool_call_id", "tool_use_id", "call_id"))
+        responses.append((next((s for s in map(as_str, ids) if s), None), _as_body(body)))
+    # reasoning, blob, file, uri and unknown parts carry no evaluable text
+
+
+def _as_body(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return as_text(value) or value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return str(value)
+
+
+def _openai_tool_call(raw: Any) -> ToolCall | None:
+    """``{id, type: "function", function: {name, arguments}}`` or a flat ``{id, name, arguments}``."""
+    data = as_dict(raw)
+    if data is None:
+        return None
+    func = as_dict(data.get("function")) or data
+    name = as_str(func.get("name"))
+    if name is None and "arguments" not in func:
+        return None
+    return ToolCall(name=name or "", arguments=parse_json_container(func.get("arguments")), id=as_str(data.get("id")))
+
+
+def parse_message_events(events: Iterable[tuple[str, Mapping[str, Any]]]) -> tuple[list[Message], list[Message]]:
+    """Deprecated per-message events (name, payload) -> (input messages, output messages)."""
+    inputs: list[Message] = []
+    choices: list[tuple[int, int, list[Message]]] = []
+    for seq, (name, payload) in enumerate(events):
+        if name in sc.INPUT_MESSAGE_EVENTS:
+            inputs.extend(message_from_dict(payload, sc.INPUT_MESSAGE_EVENTS[name]))
+        elif name == sc.EVENT_CHOICE:
+            message = dict(as_dict(payload.get("message")) or {})
+            if "tool_calls" in payload and not message.get("tool_calls"):
+                message["tool_calls"] = payload.get("tool_calls")
+            if "content" not in message and "content" in payload:
+                message["content"] = payload.get("content")
+            index = as_int(payload.get("index"))
+            choices.append((index if index is not None else seq, seq, message_from_dict(message, "assistant")))
+        elif name == sc.EVENT_CONTENT_PROMPT:
+            inputs.extend(parse_messages(payload.get(sc.PROMPT)))
+        elif name == sc.EVENT_CONTENT_COMPLETION:
+            choices.append((seq, seq, parse_messages(payload.get(sc.COMPLETION), "assistant")))
+    return inputs, [m for _, _, msgs in sorted(choices, key=lambda c: (c[0], c[1])) for m in msgs]
+
+
+def event_payload(attributes: Mapping[str, Any], body: Any) -> dict[str, Any]:
+    """Merge a log record's body map over its attributes (a string body counts as ``content``)."""
+    payload = dict(attributes)
+    parsed = parse_structured(body)
+    if isinstance(parsed, Mapping):
+        payload.update({str(k): v for k, v in parsed.items()})
+    elif isinstance(parsed, str) and "content" not in payload:
+        payload["content"] = parsed
+    return payload
+
+
+def parse_indexed(attributes: Mapping[str, Any], prefix: str, default_role: str) -> list[Message]:
+    """OpenLLMetry's flattened ``{prefix}{i}.role|content|tool_call_id`` and ``{prefix}{i}.tool_calls.{j}.*``."""
+    rows: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        if not key.startswith(prefix):
+            continue
+        head, _, rest = key[len(prefix):].partition(".")
+        if not head.isdigit() or not rest:
+            continue
+        row = rows.setdefault(int(head), {})
+        call_index, _, field = rest.removeprefix("tool_calls.").partition(".")
+        if rest.startswith("tool_calls.") and call_index.isdigit() and field:
+            row.setdefault("tool_calls", {}).setdefault(int(call_index), {})[field] = value
+        else:
+            row[rest] = value
+    out: list[Message] = []
+    for _, row in sorted(rows.items()):
+        calls = row.pop("tool_calls", {})
+        row["tool_calls"] = [calls[j] for j in sorted(calls)]
+        out.extend(message_from_dict(row, default_role))
+    return out
+
+
+def call_content(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> CallContent:
+    """Input, output and system prompt of one span, first found in the order of standards 1.8: message
+    attributes on the span, then on its log records, then per-message events, then the legacy prompt forms."""
+    attrs = span.attributes
+    payloads = [event_payload(log.attributes, log.body) for log in logs]
+    events = [(e.name, e.attributes) for e in span.events]
+    events += [(log.event_name or as_str(p.get("event.name")) or "", p) for log, p in zip(logs, payloads, strict=True)]
+    sources = [attrs, *(e.attributes for e in span.events if e.name == sc.EVENT_INFERENCE_DETAILS), *payloads]
+    ev_in, ev_out = parse_message_events(events)
+    inputs = (_first_nonempty(parse_messages(s.get(sc.INPUT_MESSAGES)) for s in sources) or ev_in
+              or parse_indexed(attrs, sc.PROMPT_PREFIX, "user") or parse_messages(attrs.get(sc.PROMPT)))
+    outputs = (_first_nonempty(parse_messages(s.get(sc.OUTPUT_MESSAGES), "assistant") for s in sources) or ev_out
+               or parse_indexed(attrs, sc.COMPLETION_PREFIX, "assistant")
+               or parse_messages(attrs.get(sc.COMPLETION), "assistant"))
+    system = next((t for s in sources if (t := parse_system_instructions(s.get(sc.SYSTEM_INSTRUCTIONS)))), None)
+    if system is None:
+        system = "\n".join(m.content for m in inputs if m.role in _SYSTEM_ROLES and m.content) or None
+    reasons = _finish_reasons(sources, events)
+    return CallContent(tuple(inputs), tuple(outputs), system, reasons)
+
+
+def _first_nonempty(candidates: Iterable[list[Message]]) -> list[Message]:
+    return next((c for c in candidates if c), [])
+
+
+def _finish_reasons(sources: Sequence[Mapping[str, Any]], events: Sequence[tuple[str, Mapping[str, Any]]]
+                    ) -> tuple[str, ...]:
+    reasons: list[str] = []
+    for source in sources:
+        for item in as_list(source.get(sc.OUTPUT_MESSAGES)) or []:
+            if isinstance(item, Mapping) and (reason := as_str(item.get("finish_reason"))):
+                reasons.append(reason)
+        if reasons:
+            return tuple(reasons)
+    return tuple(r for name, p in events if name == sc.EVENT_CHOICE and (r := as_str(p.get("finish_reason"))))
+
+
+def text_of(messages: Iterable[Message], roles: frozenset[str] | None = None, last: bool = False) -> str | None:
+    """Content of the first (or ``last``) message with text whose role is in ``roles`` (any role if None)."""
+    found = [m.content for m in messages if m.content and (roles is None or m.role in roles)]
+    return (found[-1] if last else found[0]) if found else None
+
+
+def is_system_role(role: str) -> bool:
+    return role in _SYSTEM_ROLES

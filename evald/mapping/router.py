@@ -1,0 +1,46 @@
+"""Route an assembled trace to the first span mapper whose convention it matches.
+
+``MapperRouter(mappers).map(trace)`` tries each mapper's ``matches()`` in order and returns the first matching
+mapper's result. No match gives an empty ``MappingResult`` ("no GenAI spans"; the pipeline counts the trace as
+ignored). A mapper that raises despite the contract is contained: the trace becomes
+``NotEvaluable(reason="mapper_error")`` with the exception type in ``detail``. New conventions plug in by
+adding a mapper to :func:`default_mappers` (more specific conventions first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from evald.interfaces import MappingResult, NotEvaluable, SpanMapper
+from evald.mapping.genai_semconv import GenAISemconvMapper
+from evald.model import AssembledTrace
+
+__all__ = ["MapperRouter", "default_mappers"]
+
+
+def default_mappers() -> list[SpanMapper]:
+    """The built-in mappers in routing order."""
+    return [GenAISemconvMapper()]
+
+
+class MapperRouter:
+    """Picks one mapper per trace; never raises."""
+
+    def __init__(self, mappers: Sequence[SpanMapper]) -> None:
+        self._mappers = tuple(mappers)
+
+    @property
+    def mappers(self) -> tuple[SpanMapper, ...]:
+        return self._mappers
+
+    def map(self, trace: AssembledTrace) -> MappingResult:
+        for mapper in self._mappers:
+            convention = getattr(mapper, "name", type(mapper).__name__)
+            try:
+                if not mapper.matches(trace):
+                    continue
+                return mapper.map(trace)
+            except Exception as err:  # a mapper bug must not take the pipeline down
+                detail = f"{type(err).__name__} in {convention}"
+                return MappingResult(not_evaluable=(NotEvaluable("mapper_error", str(convention), detail),))
+        return MappingResult()

@@ -1,0 +1,202 @@
+"""Normalise span attribute values that arrive in many shapes.
+
+A structured GenAI attribute may be an OTLP ``kvlist``/``array`` (already ``dict``/``list`` here), a JSON string,
+or a Python-repr string (``"[{'role': 'user', ...}]"`` in the ``gen_ai.prompt`` examples). Numbers may arrive
+as strings. Every helper is total: garbage in gives ``None`` (or the unchanged string), never an exception.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from evald.case import Document
+
+# literal_eval on attacker-controlled text: bounded size; deep nesting raises RecursionError, which is caught
+_MAX_LITERAL_EVAL_CHARS = 200_000
+_ESCAPED_CODE_UNIT = re.compile(r"\\u([0-9a-fA-F]{4})(?:\\u([dD][c-fC-F][0-9a-fA-F]{2}))?")
+
+
+def parse_structured(value: Any) -> Any:
+    """Turn a JSON / Python-repr string into Python objects; other values (and unparsable text) pass through.
+
+    Only text that looks like a container (``[``, ``{`` or ``(``) or a JSON string literal is parsed, so plain
+    text such as ``"42"`` or ``"true"`` stays text.
+    """
+    if isinstance(value, bytes | bytearray):
+        try:
+            value = bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            return value
+    if isinstance(value, tuple):
+        return list(value)
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if not text or text[0] not in "[{(\"":
+        return value
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        pass
+    if len(text) > _MAX_LITERAL_EVAL_CHARS:
+        return value
+    try:
+        parsed = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return value
+    return _from_literal(parsed)
+
+
+def _from_literal(value: Any, depth: int = 0) -> Any:
+    """Make a ``literal_eval`` result JSON-like: tuples/sets become lists, keys become strings."""
+    if depth > 64:
+        return None
+    if isinstance(value, dict):
+        return {str(k): _from_literal(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_from_literal(v, depth + 1) for v in value]
+    if isinstance(value, complex | bytes):
+        return str(value)
+    return value
+
+
+def parse_json_container(value: Any) -> Any:
+    """Like :func:`parse_structured` but keep the original unless the result is a ``dict`` or ``list``.
+
+    Used for tool arguments and results: ``'{"city": "Paris"}'`` becomes a dict, ``"18"`` stays ``"18"``.
+    """
+    parsed = parse_structured(value)
+    return parsed if isinstance(parsed, dict | list) else value
+
+
+def decode_escapes(text: str) -> str:
+    """Decode literal ``\\uXXXX`` escapes of non-ASCII characters left in text by double-encoding emitters.
+
+    ASCII escapes (``\\u0041``) are left alone so that text which really contains a backslash sequence is
+    only touched where an emitter escaped a non-ASCII character. Surrogate pairs are joined.
+    """
+    if "\\u" not in text:
+        return text
+
+    def _sub(match: re.Match[str]) -> str:
+        high = int(match.group(1), 16)
+        if match.group(2) and 0xD800 <= high <= 0xDBFF:
+            low = int(match.group(2), 16)
+            return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+        if high < 0x80 or 0xD800 <= high <= 0xDFFF:
+            return match.group(0)
+        return chr(high) + (f"\\u{match.group(2)}" if match.group(2) else "")
+
+    return _ESCAPED_CODE_UNIT.sub(_sub, text)
+
+
+def as_text(value: Any) -> str | None:
+    """A non-empty string with escapes decoded, or ``None``. Numbers are not text here."""
+    if isinstance(value, bytes | bytearray):
+        value = bytes(value).decode("utf-8", errors="replace")
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return decode_escapes(value)
+
+
+def as_str(value: Any) -> str | None:
+    """An identifier-like string: strings as-is (``None`` when blank), ints and floats formatted, else ``None``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        return value if value.strip() else None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(value)
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", errors="replace") or None
+    return None
+
+
+def as_int(value: Any) -> int | None:
+    """An integer from an int, an integral float or a numeric string (``"12"``); ``True`` is not an int."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) and value.is_integer() else None
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return int(text)
+        except ValueError:
+            number = as_float(text)
+            return int(number) if number is not None and number.is_integer() else None
+    return None
+
+
+def as_count(value: Any) -> int | None:
+    """A non-negative integer (token counts and the like); negative or garbage values give ``None``."""
+    number = as_int(value)
+    return number if number is not None and number >= 0 else None
+
+
+def as_float(value: Any) -> float | None:
+    """A finite float from a number or a numeric string; ``True``, NaN and infinities give ``None``."""
+    if isinstance(value, bool):
+        return None
+    if not isinstance(value, int | float | str):
+        return None
+    try:
+        number = float(value.strip() if isinstance(value, str) else value)
+    except (ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def as_list(value: Any) -> list[Any] | None:
+    """A list from a list/tuple or a string holding one; anything else gives ``None``."""
+    parsed = parse_structured(value)
+    return parsed if isinstance(parsed, list) else None
+
+
+def as_dict(value: Any) -> dict[str, Any] | None:
+    """A dict (string keys) from a mapping or a string holding one; anything else gives ``None``."""
+    parsed = parse_structured(value)
+    if isinstance(parsed, Mapping):
+        return {str(k): v for k, v in parsed.items()}
+    return None
+
+
+def str_list(value: Any) -> list[str]:
+    """Strings of a string array (or one string); non-string items are dropped."""
+    if isinstance(value, str):
+        parsed = parse_structured(value)
+        return [value] if not isinstance(parsed, list) else [v for v in parsed if isinstance(v, str)]
+    if isinstance(value, list | tuple):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+def documents(value: Any) -> list[Document] | None:
+    """Retrieved documents from a ``gen_ai.retrieval.documents``-like list (``None`` when not a list).
+
+    ``id`` and ``score`` are the convention; ``content``/``text``/``page_content`` and ``metadata`` are read when
+    an emitter adds them. A bare string item is a document's content.
+    """
+    items = as_list(value)
+    if items is None:
+        return None
+    docs: list[Document] = []
+    for item in items:
+        data = as_dict(item)
+        if data is None:
+            if text := as_text(item):
+                docs.append(Document(content=text))
+            continue
+        content = next((t for k in ("content", "text", "page_content") if (t := as_text(data.get(k)))), None)
+        docs.append(Document(id=as_str(data.get("id")), content=content, score=as_float(data.get("score")),
+                             metadata=as_dict(data.get("metadata"))))
+    return docs
