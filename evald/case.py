@@ -10,13 +10,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Any, Literal
 
 CaseScope = Literal["llm_call", "trace"]
 
 
-class Dimension(str, Enum):
+class Dimension(StrEnum):
     """What a metric judges. Every metric has exactly one; safety is never averaged with the others."""
 
     CORRECTNESS = "correctness"
@@ -93,7 +93,8 @@ class EvalCase:
         """JSON-ready view of every field (used by replay output and exporters)."""
         from dataclasses import asdict
 
-        return _jsonable(asdict(self))
+        out: dict[str, Any] = _jsonable(asdict(self))
+        return out
 
 
 _EPSILON = 1e-6

@@ -17,7 +17,7 @@ from evald.telemetry import Telemetry
 
 @dataclass(frozen=True, slots=True)
 class Factory:
-    type: str
+    kind: str  # the type name in config ids (``type[/name]``)
     config_path: str  # "module:ConfigClass"
     create_path: str  # "module:function(config, telemetry, id) -> component(s)"
     stability: str = "development"

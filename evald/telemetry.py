@@ -79,7 +79,9 @@ class Telemetry:
         self.metric_errors = Counter(
             "evald_metric_errors", "Metric evaluations that raised or timed out.", ["metric", "reason"], registry=r
         )
-        self.scored_cases = Counter("evald_scored_cases", "Cases scored and handed to exporters.", ["scope"], registry=r)
+        self.scored_cases = Counter(
+            "evald_scored_cases", "Cases scored and handed to exporters.", ["scope"], registry=r
+        )
         self.export_failures = Counter(
             "evald_exporter_send_failed_cases", "Scored cases an exporter failed to send.", ["exporter", "reason"],
             registry=r,

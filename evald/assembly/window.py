@@ -20,6 +20,7 @@ policy). Every drop is counted in ``evald_assembly_dropped_spans_total{reason}``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import time
 from collections import OrderedDict
@@ -217,7 +218,8 @@ class TraceWindow:
             entry = self._pending.get(trace_id)
             if entry is None:
                 continue
-            trigger = "root_settled" if entry.has_root and entry.deadline < entry.first_seen + self._cfg.decision_wait else "decision_wait"
+            settled = entry.has_root and entry.deadline < entry.first_seen + self._cfg.decision_wait
+            trigger = "root_settled" if settled else "decision_wait"
             trace, completion = self._pop(trace_id, trigger)
             await sink(trace, completion)
             released += 1
@@ -272,10 +274,8 @@ class TraceWindow:
         self._closed = True
         if self._task is not None:
             self._task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-            except asyncio.CancelledError:
-                pass
         if sink is not None:
             try:
                 async with asyncio.timeout(timeout):

@@ -85,9 +85,9 @@ def validate_config(raw: dict[str, Any], problems: list[tuple[str, str]] | None 
     if problems or root is None:
         raise ConfigError(problems)
     if "receivers" not in raw:
-        receivers = {"otlp": RECEIVER_FACTORIES["otlp"].config_model()()}
+        receivers = {"otlp": RECEIVER_FACTORIES["otlp"].config_model().model_validate({"grpc": {}, "http": {}})}
     if "exporters" not in raw:
-        exporters = {"prometheus": EXPORTER_FACTORIES["prometheus"].config_model()()}
+        exporters = {"prometheus": EXPORTER_FACTORIES["prometheus"].config_model().model_validate({})}
     return ResolvedConfig(root=root, receivers=receivers, exporters=exporters, metrics=list(root.metrics))
 
 
@@ -124,7 +124,9 @@ def _validate_metrics(specs: list[MetricSpec], problems: list[tuple[str, str]]) 
             continue
         name = spec.name or cls.kind
         if name in seen:
-            problems.append((f"{path}.name", f"duplicate metric name {name!r} (also metrics[{seen[name]}]); set `name`"))
+            problems.append(
+                (f"{path}.name", f"duplicate metric name {name!r} (also metrics[{seen[name]}]); set `name`")
+            )
         seen[name] = i
         try:
             cls.Options.model_validate(spec.options)

@@ -29,11 +29,22 @@ class TelemetryConfig(ComponentConfig):
     endpoint: Endpoint | None = None
 
 
+ComponentBlocks = dict[str, dict[str, Any] | None]
+
+
+def _default_receivers() -> ComponentBlocks:
+    return {"otlp": None}
+
+
+def _default_exporters() -> ComponentBlocks:
+    return {"prometheus": None}
+
+
 class EvaldConfig(ComponentConfig):
-    receivers: dict[str, dict[str, Any] | None] = Field(default_factory=lambda: {"otlp": {}})
+    receivers: ComponentBlocks = Field(default_factory=_default_receivers)
     assembly: AssemblyConfig = AssemblyConfig()
     sampling: SamplingConfig = SamplingConfig()
     metrics: list[MetricSpec] = Field(default_factory=list)
     pipeline: PipelineConfig = PipelineConfig()
-    exporters: dict[str, dict[str, Any] | None] = Field(default_factory=lambda: {"prometheus": {}})
+    exporters: ComponentBlocks = Field(default_factory=_default_exporters)
     telemetry: TelemetryConfig = TelemetryConfig()

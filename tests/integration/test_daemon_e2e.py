@@ -26,7 +26,7 @@ metrics:
     scope: all
   - kind: contains
     scope: trace
-    options: { value: "Paris" }
+    options: { values: ["Paris"] }
   - kind: json_valid
     scope: llm_call
 pipeline: { workers: 2, shutdown_timeout: 5s }

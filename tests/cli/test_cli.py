@@ -1,0 +1,153 @@
+"""The command line, run in-process through ``evald.cli.main`` (exit codes, output formats, the replay gate)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evald.cli import main
+
+CORPUS = Path(__file__).resolve().parents[1] / "testdata" / "corpus"
+SPAN_ONLY = CORPUS / "otel-openai-v2.span_only"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["version"]) == 0
+    assert capsys.readouterr().out.startswith("evald ")
+
+
+def test_validate_reports_every_problem_with_its_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = write(tmp_path, "bad.yaml", """
+receivers:
+  otlp:
+    grpc: { endpoint: "nope" }
+assembly: { settle: banana }
+metrics:
+  - { kind: exact_macth }
+  - { kind: latency, threshold: 3 }
+pipeline: { workers: 0, surprise: 1 }
+""")
+    assert main(["validate", "--config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    for path in ("receivers.otlp.grpc.endpoint", "assembly.settle", "metrics[0].kind", "metrics[1].threshold",
+                 "pipeline.workers", "pipeline.surprise"):
+        assert path in err, (path, err)
+    assert "exact_match" in err  # the close match is suggested
+
+
+def test_validate_accepts_every_shipped_example(capsys: pytest.CaptureFixture[str]) -> None:
+    configs = sorted((ROOT / "config").glob("*.yaml"))
+    assert configs
+    for path in configs:
+        assert main(["validate", "--config", str(path)]) == 0, capsys.readouterr().err
+        assert "configuration is valid" in capsys.readouterr().out
+
+
+def test_run_refuses_an_invalid_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = write(tmp_path, "bad.yaml", "metrics: [{kind: nope}]\n")
+    assert main(["run", "--config", str(bad)]) == 2
+    assert "metrics[0].kind" in capsys.readouterr().err
+
+
+def test_list_metrics_json_lists_every_registered_metric(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list-metrics", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    kinds = {r["kind"]: r for r in rows}
+    assert {"exact_match", "contains", "regex", "json_valid", "latency", "token_usage", "error_free"} <= set(kinds)
+    for row in rows:
+        assert row["dimension"] in {"correctness", "groundedness", "safety", "trajectory", "performance"}
+        assert 0.0 <= row["default_threshold"] <= 1.0 and row["family"]
+    assert kinds["latency"]["dimension"] == "performance"
+
+
+def test_list_metrics_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list-metrics"]) == 0
+    out = capsys.readouterr().out
+    assert "exact_match" in out and "correctness" in out and "performance" in out
+
+
+REPLAY_CONFIG = """
+receivers: {}
+exporters: {}
+assembly: { settle: 0s, decision_wait: 1s }
+metrics:
+  - { kind: error_free, scope: trace }
+  - { kind: contains, scope: trace, options: { values: ["Paris"] } }
+"""
+
+
+def test_replay_writes_json_lines_and_a_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = write(tmp_path, "replay.yaml", REPLAY_CONFIG)
+    out = tmp_path / "scores.jsonl"
+    files = [SPAN_ONLY / "a_chat_correct.pb", SPAN_ONLY / "b_chat_wrong.json"]
+    assert main(["replay", *map(str, files), "--config", str(config), "--output", str(out)]) == 0
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    trace_lines = [line for line in lines if line["scope"] == "trace"]
+    assert len(trace_lines) == 2
+    for line in lines:
+        assert set(line) >= {"trace_id", "span_id", "scope", "service_name", "case", "scores"}
+        assert len(line["trace_id"]) == 32
+        for score in line["scores"]:
+            assert set(score) >= {"name", "value", "threshold", "passed", "dimension", "reason"}
+            assert 0.0 <= score["value"] <= 1.0
+    passed = sorted(s["passed"] for line in trace_lines for s in line["scores"] if s["name"] == "contains")
+    assert passed == [False, True]
+    summary = capsys.readouterr().out
+    assert "contains" in summary and "error_free" in summary
+
+
+def test_replay_gate_fails_under_the_pass_rate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = write(tmp_path, "replay.yaml", REPLAY_CONFIG)
+    files = [str(SPAN_ONLY / "a_chat_correct.pb"), str(SPAN_ONLY / "b_chat_wrong.pb")]
+    assert main(["replay", *files, "--config", str(config), "--fail-under", "0.9"]) == 1
+    assert "gate failed" in capsys.readouterr().err
+    assert main(["replay", *files, "--config", str(config), "--fail-under", "0.4"]) == 0
+
+
+def test_replay_output_to_stdout_keeps_the_summary_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = write(tmp_path, "replay.yaml", REPLAY_CONFIG)
+    assert main(["replay", str(SPAN_ONLY / "a_chat_correct.pb"), "--config", str(config), "--output", "-"]) == 0
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in captured.out.splitlines()]
+    assert lines and all("scores" in line for line in lines)
+    assert "contains" in captured.err
+
+
+def test_replay_reports_and_skips_files_that_are_not_otlp(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = write(tmp_path, "replay.yaml", REPLAY_CONFIG)
+    junk = tmp_path / "junk.pb"
+    junk.write_bytes(b"\xff\x00 definitely not protobuf \x13\x37" * 10)
+    notes = write(tmp_path, "notes.txt", "hello")
+    bad_json = write(tmp_path, "bad.json", "{\"resourceSpans\": [")
+    args = ["replay", str(SPAN_ONLY / "a_chat_correct.pb"), str(junk), str(notes), str(bad_json),
+            str(tmp_path / "missing.pb"), "--config", str(config), "--format", "json"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    for name in ("junk.pb", "notes.txt", "bad.json", "missing.pb"):
+        assert f"skipped {tmp_path / name}" in captured.err or name in captured.err, name
+    summary = json.loads(captured.out)
+    assert summary
+
+
+def test_replay_a_directory_pairs_logs_companions(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    config = write(tmp_path, "replay.yaml", REPLAY_CONFIG)
+    out = tmp_path / "out.jsonl"
+    event_only = CORPUS / "otel-openai-v2.event_only"
+    assert main(["replay", str(event_only), "--config", str(config), "--output", str(out)]) == 0
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    traces = [line for line in lines if line["scope"] == "trace"]
+    # content lives on the log records: without pairing, outputs would be missing
+    assert traces and sum(1 for t in traces if t["case"]["output"]) >= 5
