@@ -1,0 +1,279 @@
+"""Prometheus exporter: scores as pull-based series, served by the admin endpoint's ``/metrics``.
+
+Config keys (``exporters.prometheus``):
+  endpoint          ``host:port`` of ``/metrics``, ``/healthz``, ``/readyz`` (default ``0.0.0.0:9464``)
+  pass_rate_window  length of the rolling window of ``evald_pass_rate`` (duration, default ``5m``)
+  max_series        cap on distinct (metric, dimension, scope, service_name, model) label sets (default 10000)
+  score_buckets     upper bounds of the ``evald_score`` histogram (default 0.1, 0.2, ... 1.0; ``+Inf`` is implicit)
+  const_labels      extra labels put on every score series, e.g. ``{env: prod}``
+
+Series (docs/prometheus.md): ``evald_evaluations_total`` (outcome = pass, fail, skipped, error), ``evald_score``
+(histogram), ``evald_pass_rate`` (passes / (passes + fails) over the window), ``evald_pass_rate_window_seconds``
+and the self-metric ``evald_exporter_series_overflow_total{exporter}``.
+
+Labels come only from the metric name, its dimension, the case scope, ``service.name`` and the model; a missing
+service name or model is the empty label value (which Prometheus treats as an absent label). Label values are
+cut at 128 characters. Trace ids, span ids and span text never become labels. Label sets beyond
+``max_series`` fold into ``service_name="__overflow__", model="__overflow__"`` and every folded evaluation is
+counted. The pass-rate window is kept as fixed time buckets (at most 60 per label set), so memory is bounded;
+a label set with no pass/fail in the window has no ``evald_pass_rate`` sample at all (never a stale value).
+
+Failure semantics: pull-based, so no queue and no retry; ``export`` only updates a bounded in-memory table and
+never raises for data; series are built fresh on every scrape by a ``prometheus_client`` collector registered
+on the service's registry (one prometheus exporter per evald instance).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from pydantic import Field, field_validator
+
+from evald.config.base import ComponentConfig, Duration, Endpoint
+from evald.model import ScoredCase
+from evald.telemetry import Telemetry
+
+OVERFLOW = "__overflow__"
+OUTCOMES = ("pass", "fail", "skipped", "error")
+SCORE_LABELS = ("metric", "dimension", "scope", "service_name", "model")
+DEFAULT_BUCKETS = tuple(round(i / 10, 1) for i in range(1, 11))
+MAX_LABEL_VALUE = 128
+_MAX_WINDOW_BUCKETS = 60
+_LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+_RESERVED = frozenset({*SCORE_LABELS, "outcome", "le", "exporter"})
+
+Key = tuple[str, str, str, str, str]  # metric, dimension, scope, service_name, model
+
+
+class PrometheusExporterConfig(ComponentConfig):
+    endpoint: Endpoint = "0.0.0.0:9464"
+    pass_rate_window: Duration = 300.0
+    max_series: int = Field(default=10000, ge=1)
+    score_buckets: tuple[float, ...] = DEFAULT_BUCKETS
+    const_labels: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("pass_rate_window")
+    @classmethod
+    def _positive_window(cls, value: float) -> float:
+        if value <= 0:
+            raise ValueError("pass_rate_window must be greater than 0")
+        return value
+
+    @field_validator("score_buckets")
+    @classmethod
+    def _valid_buckets(cls, value: tuple[float, ...]) -> tuple[float, ...]:
+        if not value:
+            raise ValueError("score_buckets must not be empty")
+        if not all(math.isfinite(b) for b in value):
+            raise ValueError("score_buckets must be finite numbers (+Inf is always added)")
+        if any(a >= b for a, b in zip(value, value[1:], strict=False)):
+            raise ValueError("score_buckets must be strictly increasing")
+        return value
+
+    @field_validator("const_labels")
+    @classmethod
+    def _valid_const_labels(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            if not _LABEL_NAME_RE.match(name) or name.startswith("__"):
+                raise ValueError(f"const_labels: {name!r} is not a valid Prometheus label name")
+            if name in _RESERVED:
+                raise ValueError(f"const_labels: {name!r} is already a label of the score series")
+        return value
+
+
+@dataclass(slots=True)
+class _Histogram:
+    counts: list[int]  # per bucket, not cumulative; the last one is +Inf
+    total: float = 0.0
+
+
+@dataclass(slots=True)
+class _Window:
+    """Pass/fail counts in fixed time buckets: ``[bucket_index, passes, fails]``, oldest first."""
+
+    buckets: deque[list[int]] = field(default_factory=deque)
+
+    def add(self, index: int, passed: bool) -> None:
+        if not self.buckets or self.buckets[-1][0] != index:
+            self.buckets.append([index, 0, 0])
+        self.buckets[-1][1 if passed else 2] += 1
+
+    def expire(self, oldest: int) -> None:
+        while self.buckets and self.buckets[0][0] < oldest:
+            self.buckets.popleft()
+
+    def totals(self) -> tuple[int, int]:
+        return sum(b[1] for b in self.buckets), sum(b[2] for b in self.buckets)
+
+
+class _ScoreTable:
+    """The bounded table the exporter writes and the collector snapshots (thread-safe)."""
+
+    def __init__(self, cfg: PrometheusExporterConfig, clock: Callable[[], float]) -> None:
+        self.cfg = cfg
+        self.clock = clock
+        self.bounds = tuple(cfg.score_buckets)
+        self.window_buckets = min(_MAX_WINDOW_BUCKETS, max(6, math.ceil(cfg.pass_rate_window / 10.0)))
+        self.bucket_seconds = cfg.pass_rate_window / self.window_buckets
+        self.lock = threading.Lock()
+        self.admitted: set[Key] = set()
+        self.outcomes: dict[Key, list[int]] = {}
+        self.histograms: dict[Key, _Histogram] = {}
+        self.windows: dict[Key, _Window] = {}
+        self.overflowed = 0
+
+    def _index(self) -> int:
+        return math.floor(self.clock() / self.bucket_seconds)
+
+    def _admit(self, key: Key) -> Key:
+        if key in self.admitted:
+            return key
+        if len(self.admitted) < self.cfg.max_series:
+            self.admitted.add(key)
+            return key
+        self.overflowed += 1
+        return (key[0], key[1], key[2], OVERFLOW, OVERFLOW)
+
+    def record(self, key: Key, outcome: str, value: float | None = None) -> None:
+        key = self._admit(key)
+        self.outcomes.setdefault(key, [0, 0, 0, 0])[OUTCOMES.index(outcome)] += 1
+        if value is None:
+            return
+        hist = self.histograms.get(key)
+        if hist is None:
+            hist = self.histograms[key] = _Histogram([0] * (len(self.bounds) + 1))
+        hist.counts[bisect.bisect_left(self.bounds, value)] += 1
+        hist.total += value
+        index = self._index()
+        window = self.windows.setdefault(key, _Window())
+        window.expire(index - self.window_buckets + 1)
+        window.add(index, outcome == "pass")
+
+    def pass_rates(self) -> list[tuple[Key, float]]:
+        """Current pass rate per label set; drops label sets whose window is empty."""
+        oldest = self._index() - self.window_buckets + 1
+        out: list[tuple[Key, float]] = []
+        for key in list(self.windows):
+            window = self.windows[key]
+            window.expire(oldest)
+            passes, fails = window.totals()
+            if passes + fails == 0:
+                del self.windows[key]
+                continue
+            out.append((key, passes / (passes + fails)))
+        return out
+
+
+def _label(value: object) -> str:
+    return value[:MAX_LABEL_VALUE] if isinstance(value, str) else ""
+
+
+class _ScoreCollector:
+    """Builds the score families fresh on every scrape from a snapshot of the table."""
+
+    def __init__(self, table: _ScoreTable, exporter_id: str) -> None:
+        self._table = table
+        self._exporter_id = exporter_id
+        self._const_names = tuple(table.cfg.const_labels)
+        self._const_values = tuple(table.cfg.const_labels.values())
+
+    def _families(self) -> tuple[CounterMetricFamily, HistogramMetricFamily, GaugeMetricFamily, GaugeMetricFamily]:
+        names = [*SCORE_LABELS, *self._const_names]
+        return (
+            CounterMetricFamily(
+                "evald_evaluations", "Metric evaluations by outcome: pass, fail, skipped (not applicable), error.",
+                labels=[*SCORE_LABELS, "outcome", *self._const_names],
+            ),
+            HistogramMetricFamily("evald_score", "Distribution of score values (0..1).", labels=names),
+            GaugeMetricFamily(
+                "evald_pass_rate", "Share of passing scores over the last pass_rate_window (absent if none).",
+                labels=names,
+            ),
+            GaugeMetricFamily(
+                "evald_pass_rate_window_seconds", "Length of the evald_pass_rate window.", labels=self._const_names
+            ),
+        )
+
+    def describe(self) -> Iterable[Metric]:
+        yield from self._families()
+        yield CounterMetricFamily("evald_exporter_series_overflow", "", labels=["exporter"])
+
+    def collect(self) -> Iterable[Metric]:
+        table = self._table
+        evaluations, scores, pass_rate, window = self._families()
+        const = self._const_values
+        with table.lock:
+            outcomes = [(k, list(v)) for k, v in table.outcomes.items()]
+            histograms = [(k, list(h.counts), h.total) for k, h in table.histograms.items()]
+            rates = table.pass_rates()
+            overflowed = table.overflowed
+        for key, counts in outcomes:
+            for outcome, count in zip(OUTCOMES, counts, strict=True):
+                evaluations.add_metric([*key, outcome, *const], count)
+        le = [*(repr(float(b)) for b in table.bounds), "+Inf"]
+        for key, counts, total in histograms:
+            cumulative, running = [], 0
+            for bound, count in zip(le, counts, strict=True):
+                running += count
+                cumulative.append((bound, float(running)))
+            scores.add_metric([*key, *const], cumulative, total)
+        for key, rate in rates:
+            pass_rate.add_metric([*key, *const], rate)
+        window.add_metric(list(const), table.cfg.pass_rate_window)
+        overflow = CounterMetricFamily(
+            "evald_exporter_series_overflow",
+            "Evaluations whose label set exceeded max_series and was folded into __overflow__ label values.",
+            labels=["exporter"],
+        )
+        overflow.add_metric([self._exporter_id], overflowed)
+        yield from (evaluations, scores, pass_rate, window, overflow)
+
+
+class PrometheusExporter:
+    """Keeps a bounded score table that the registry's ``/metrics`` renders (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: PrometheusExporterConfig,
+        telemetry: Telemetry,
+        *,
+        component_id: str = "prometheus",
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.id = component_id
+        self.config = config
+        self._table = _ScoreTable(config, clock)
+        self._collector = _ScoreCollector(self._table, component_id)
+        try:
+            telemetry.registry.register(self._collector)
+        except ValueError as err:
+            raise ValueError(f"{component_id}: only one prometheus exporter per evald instance ({err})") from err
+
+    async def start(self) -> None:
+        return None
+
+    async def export(self, batch: Sequence[ScoredCase]) -> None:
+        table = self._table
+        with table.lock:
+            for scored in batch:
+                case = scored.case
+                scope, service, model = _label(case.scope), _label(case.service_name), _label(case.model)
+                for score in scored.scores:
+                    key = (_label(score.name), _label(score.dimension.value), scope, service, model)
+                    table.record(key, "pass" if score.passed else "fail", score.value)
+                for outcome, entries in (("skipped", scored.skipped), ("error", scored.errors)):
+                    for name, _reason in entries:
+                        dimension = _label(scored.metric_dimensions.get(name, ""))
+                        table.record((_label(name), dimension, scope, service, model), outcome)
+
+    async def shutdown(self, timeout: float) -> None:
+        """Nothing to flush: the series stay on the registry until the process exits."""
+        return None

@@ -1,0 +1,186 @@
+"""OTLP protobuf -> evald records: ``ExportTraceServiceRequest`` -> ``SpanRecord``s, logs -> ``LogRecord``s.
+
+Pure and synchronous (no I/O, no clock, no telemetry): both transports and the file reader
+share it, and it is on the hot path (100k+ spans/s), so values are dispatched with ``WhichOneof`` and resource
+attributes are converted once per ``ResourceSpans`` and shared by its records.
+
+Conversion rules:
+
+* ``AnyValue`` -> plain Python: string, bool, int, float, bytes (kept as bytes, whatever they contain),
+  ``array_value`` -> ``list``, ``kvlist_value`` -> ``dict`` (last duplicate key wins), unset or
+  ``string_value_strindex`` (profiles only) -> ``None``.
+* Ids -> lowercase hex (trace 32 chars, span 16). An all-zero or empty ``parent_span_id`` means "root" (None).
+* Resource attributes and the scope name/version are flattened into every record. Span links are not carried
+  (``SpanRecord`` has no field for them) and their ids are not validated. Log ``event_name`` comes from the
+  proto field, else from a string attribute ``event.name``; the time is ``time_unix_nano``, else
+  ``observed_time_unix_nano``.
+
+Failure semantics: nothing raises on bad data. An item that cannot be used is left out and counted in
+``Converted.rejected`` by reason, which the caller reports as OTLP partial success:
+
+* ``invalid_id``: a span whose trace_id is not 16 bytes or span_id not 8 bytes, or either is all zeros, or
+  whose parent_span_id is neither empty nor 8 bytes; a log record with a malformed trace_id/span_id.
+* ``no_trace_id``: a log record without a trace id (evald only evaluates log records parented to a span).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+
+from evald.model import LogRecord, SpanEvent, SpanRecord
+
+T = TypeVar("T", SpanRecord, LogRecord)
+
+INVALID_ID = "invalid_id"
+NO_TRACE_ID = "no_trace_id"
+
+#: English explanation of each rejection reason, used in partial-success ``error_message``s.
+REASONS: dict[str, str] = {
+    INVALID_ID: "trace_id must be 16 bytes and span_id 8 bytes, not all zeros (parent_span_id empty or 8 bytes)",
+    NO_TRACE_ID: "log records without a trace_id cannot be joined to a span",
+}
+
+_ZERO_TRACE = bytes(16)
+_ZERO_SPAN = bytes(8)
+_SCALARS = frozenset({"string_value", "bool_value", "int_value", "double_value", "bytes_value"})
+
+
+@dataclass(frozen=True, slots=True)
+class Converted(Generic[T]):
+    """The records that could be converted and, by reason, how many items were left out."""
+
+    records: tuple[T, ...]
+    rejected: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def rejected_count(self) -> int:
+        return sum(self.rejected.values())
+
+    def message(self, noun: str) -> str:
+        """Partial-success text, e.g. ``"2 spans rejected (invalid_id: trace_id must be ...)"``; "" if none."""
+        if not self.rejected:
+            return ""
+        reasons = "; ".join(f"{reason}: {REASONS.get(reason, reason)}" for reason in sorted(self.rejected))
+        return f"{self.rejected_count} {noun} rejected ({reasons})"
+
+
+def any_value(value: AnyValue) -> Any:
+    """One OTLP ``AnyValue`` as plain Python (see the module docstring)."""
+    kind = value.WhichOneof("value")
+    if kind in _SCALARS:
+        return getattr(value, kind)
+    if kind == "kvlist_value":
+        return {kv.key: any_value(kv.value) for kv in value.kvlist_value.values}
+    if kind == "array_value":
+        return [any_value(v) for v in value.array_value.values]
+    return None
+
+
+def attributes(kvs: Iterable[KeyValue]) -> dict[str, Any]:
+    """OTLP ``repeated KeyValue`` -> ``dict`` (the last of duplicate keys wins)."""
+    return {kv.key: any_value(kv.value) for kv in kvs}
+
+
+def convert_traces(request: ExportTraceServiceRequest) -> Converted[SpanRecord]:
+    """Every span of the request with a valid trace id and span id, in request order."""
+    out: list[SpanRecord] = []
+    append = out.append
+    invalid = 0
+    for resource_spans in request.resource_spans:
+        resource = attributes(resource_spans.resource.attributes)
+        for scope_spans in resource_spans.scope_spans:
+            scope = scope_spans.scope
+            scope_name = scope.name
+            scope_version = scope.version
+            for span in scope_spans.spans:
+                trace_id = span.trace_id
+                span_id = span.span_id
+                parent = span.parent_span_id
+                if (
+                    len(trace_id) != 16
+                    or len(span_id) != 8
+                    or trace_id == _ZERO_TRACE
+                    or span_id == _ZERO_SPAN
+                    or (parent and len(parent) != 8)
+                ):
+                    invalid += 1
+                    continue
+                events = span.events
+                status = span.status
+                append(
+                    SpanRecord(
+                        trace_id=trace_id.hex(),
+                        span_id=span_id.hex(),
+                        parent_span_id=parent.hex() if parent and parent != _ZERO_SPAN else None,
+                        name=span.name,
+                        kind=span.kind,
+                        start_time_unix_nano=span.start_time_unix_nano,
+                        end_time_unix_nano=span.end_time_unix_nano,
+                        attributes={kv.key: any_value(kv.value) for kv in span.attributes},
+                        events=tuple(
+                            SpanEvent(ev.name, ev.time_unix_nano, attributes(ev.attributes)) for ev in events
+                        )
+                        if events
+                        else (),
+                        status_code=status.code,
+                        status_message=status.message,
+                        resource=resource,
+                        scope_name=scope_name,
+                        scope_version=scope_version,
+                    )
+                )
+    return Converted(tuple(out), {INVALID_ID: invalid} if invalid else {})
+
+
+def convert_logs(request: ExportLogsServiceRequest) -> Converted[LogRecord]:
+    """Every log record of the request that carries a valid trace id, in request order."""
+    out: list[LogRecord] = []
+    invalid = 0
+    no_trace = 0
+    for resource_logs in request.resource_logs:
+        resource = attributes(resource_logs.resource.attributes)
+        for scope_logs in resource_logs.scope_logs:
+            scope_name = scope_logs.scope.name
+            for rec in scope_logs.log_records:
+                trace_id = rec.trace_id
+                span_id = rec.span_id
+                if not trace_id or trace_id == _ZERO_TRACE:
+                    no_trace += 1
+                    continue
+                if len(trace_id) != 16 or (span_id and len(span_id) != 8):
+                    invalid += 1
+                    continue
+                attrs = attributes(rec.attributes)
+                event_name = rec.event_name
+                if not event_name:
+                    fallback = attrs.get("event.name")
+                    event_name = fallback if isinstance(fallback, str) else ""
+                out.append(
+                    LogRecord(
+                        trace_id=trace_id.hex(),
+                        span_id=span_id.hex() if span_id and span_id != _ZERO_SPAN else None,
+                        event_name=event_name,
+                        time_unix_nano=rec.time_unix_nano or rec.observed_time_unix_nano,
+                        attributes=attrs,
+                        body=any_value(rec.body) if rec.HasField("body") else None,
+                        severity_number=rec.severity_number,
+                        resource=resource,
+                        scope_name=scope_name,
+                    )
+                )
+    rejected = {k: v for k, v in ((INVALID_ID, invalid), (NO_TRACE_ID, no_trace)) if v}
+    return Converted(tuple(out), rejected)
+
+
+def count_spans(request: ExportTraceServiceRequest) -> int:
+    return sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
+
+
+def count_logs(request: ExportLogsServiceRequest) -> int:
+    return sum(len(sl.log_records) for rl in request.resource_logs for sl in rl.scope_logs)

@@ -1,0 +1,188 @@
+"""What both OTLP transports do with a decoded request: convert, hand to the next consumer, count, answer.
+
+``Ingestor(receiver_id, transport, consumer, telemetry)``; ``receiver_id`` is the component id (``otlp``) and
+becomes the ``receiver`` label and ``SignalBatch.source``; ``transport`` is ``grpc`` or ``http``. No
+configuration keys of its own.
+
+``ingest_traces(request)`` / ``ingest_logs(request)`` return ``(rejected_count, message)`` for the OTLP partial
+success (``(0, "")`` means plain success). They are synchronous and must run on the event loop thread that owns
+the consumer. ``ingest_body(body, encoding, signal)`` is what the transports call: it decodes (``decode_*``,
+pure; in a worker thread for bodies over 1 MiB) and then delivers (``deliver_*``); a body that is not a valid
+OTLP request raises ``MalformedRequest``.
+
+Counted on ``telemetry``: ``evald_receiver_accepted_spans_total`` / ``..._log_records_total``;
+``evald_receiver_refused_*_total{reason}`` with reason ``invalid_id`` / ``no_trace_id`` (left out by
+conversion), ``consumer_rejected`` (the window refused them, e.g. trace too large), ``queue_full``,
+``permanent_error``, ``internal_error``; ``evald_receiver_requests_total{outcome}`` with ``success``,
+``partial_success``, ``queue_full``, ``invalid_argument``, ``too_large``, ``unsupported``, ``incomplete``,
+``internal_error``.
+
+Failure semantics: ``QueueFullError`` and ``PermanentError`` from the consumer propagate unchanged (the transport
+maps them to UNAVAILABLE+RetryInfo / 503 and INVALID_ARGUMENT / 400); any other exception propagates too and
+becomes INTERNAL / 500. Nothing the consumer refused is reported as accepted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal, TypeVar
+
+from google.protobuf import duration_pb2
+from google.protobuf.message import DecodeError, Message
+from google.rpc import error_details_pb2
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest, ExportLogsServiceResponse
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+from evald.errors import PermanentError, QueueFullError
+from evald.interfaces import TraceConsumer
+from evald.model import ConsumeResult, LogRecord, SignalBatch, SpanRecord
+from evald.receivers.convert import Converted, convert_logs, convert_traces
+from evald.receivers.otlp_json import parse_logs_json, parse_traces_json
+from evald.telemetry import Telemetry
+
+Signal = Literal["traces", "logs"]
+Encoding = Literal["protobuf", "json"]
+R = TypeVar("R", ExportTraceServiceRequest, ExportLogsServiceRequest)
+
+#: Bodies larger than this are decoded in a worker thread so one big export does not stall the event loop.
+OFFLOAD_BYTES = 1024 * 1024
+#: Longest partial-success / error message sent back (responses must stay well under 4 MiB).
+MAX_MESSAGE_CHARS = 2048
+
+
+class MalformedRequest(Exception):
+    """The body is not a valid OTLP request of the expected type (INVALID_ARGUMENT / 400)."""
+
+
+def decode_traces(body: bytes, encoding: Encoding) -> Converted[SpanRecord]:
+    """Parse and convert; ``MalformedRequest`` for a body that is not an ``ExportTraceServiceRequest``."""
+    try:
+        if encoding == "json":
+            return convert_traces(parse_traces_json(body))
+        return convert_traces(_parse_pb(ExportTraceServiceRequest(), body))
+    except ValueError as err:
+        raise MalformedRequest(str(err)) from None
+
+
+def decode_logs(body: bytes, encoding: Encoding) -> Converted[LogRecord]:
+    try:
+        if encoding == "json":
+            return convert_logs(parse_logs_json(body))
+        return convert_logs(_parse_pb(ExportLogsServiceRequest(), body))
+    except ValueError as err:
+        raise MalformedRequest(str(err)) from None
+
+
+def _parse_pb(message: R, body: bytes) -> R:
+    try:
+        message.ParseFromString(body)
+    except DecodeError as err:
+        raise ValueError(f"cannot decode {message.DESCRIPTOR.name} protobuf: {err}") from None
+    return message
+
+
+def retry_info(seconds: float) -> error_details_pb2.RetryInfo:
+    """``google.rpc.RetryInfo`` asking the sender to wait ``seconds`` (the backpressure hint of both transports)."""
+    delay = duration_pb2.Duration()
+    delay.FromNanoseconds(int(max(0.0, seconds) * 1e9))
+    return error_details_pb2.RetryInfo(retry_delay=delay)
+
+
+def export_response(signal: Signal, rejected: int, message: str) -> Message:
+    """``Export*ServiceResponse``; ``partial_success`` only when something was rejected or there is a message."""
+    if signal == "traces":
+        traces = ExportTraceServiceResponse()
+        if rejected or message:
+            traces.partial_success.rejected_spans = rejected
+            traces.partial_success.error_message = message
+        return traces
+    logs = ExportLogsServiceResponse()
+    if rejected or message:
+        logs.partial_success.rejected_log_records = rejected
+        logs.partial_success.error_message = message
+    return logs
+
+
+def trim(message: str) -> str:
+    return message if len(message) <= MAX_MESSAGE_CHARS else message[: MAX_MESSAGE_CHARS - 3] + "..."
+
+
+class Ingestor:
+    def __init__(self, receiver_id: str, transport: str, consumer: TraceConsumer, telemetry: Telemetry) -> None:
+        self.receiver_id = receiver_id
+        self.transport = transport
+        self._consumer = consumer
+        self._tm = telemetry
+        self._accepted_spans = telemetry.accepted_spans.labels(receiver_id, transport)
+        self._accepted_logs = telemetry.accepted_logs.labels(receiver_id, transport)
+
+    async def ingest_body(self, body: bytes, encoding: Encoding, signal: Signal) -> tuple[int, str]:
+        """Decode (in a worker thread when over ``OFFLOAD_BYTES``) and deliver; raises ``MalformedRequest``."""
+        offload = len(body) > OFFLOAD_BYTES
+        if signal == "traces":
+            spans = await asyncio.to_thread(decode_traces, body, encoding) if offload else decode_traces(body, encoding)
+            return self.deliver_traces(spans)
+        logs = await asyncio.to_thread(decode_logs, body, encoding) if offload else decode_logs(body, encoding)
+        return self.deliver_logs(logs)
+
+    def ingest_traces(self, request: ExportTraceServiceRequest) -> tuple[int, str]:
+        return self.deliver_traces(convert_traces(request))
+
+    def ingest_logs(self, request: ExportLogsServiceRequest) -> tuple[int, str]:
+        return self.deliver_logs(convert_logs(request))
+
+    def deliver_traces(self, converted: Converted[SpanRecord]) -> tuple[int, str]:
+        self._count_refused("traces", converted.rejected)
+        result = ConsumeResult()
+        if converted.records:
+            batch = SignalBatch(spans=converted.records, source=self.receiver_id)
+            result = self._consume(batch, "traces", len(converted.records))
+        if result.rejected_spans:
+            self._count_refused("traces", {"consumer_rejected": result.rejected_spans})
+        self._accepted_spans.inc(len(converted.records) - result.rejected_spans)
+        return self._answer(converted.rejected_count + result.rejected_spans, converted.message("spans"), result)
+
+    def deliver_logs(self, converted: Converted[LogRecord]) -> tuple[int, str]:
+        self._count_refused("logs", converted.rejected)
+        result = ConsumeResult()
+        if converted.records:
+            batch = SignalBatch(logs=converted.records, source=self.receiver_id)
+            result = self._consume(batch, "logs", len(converted.records))
+        if result.rejected_logs:
+            self._count_refused("logs", {"consumer_rejected": result.rejected_logs})
+        self._accepted_logs.inc(len(converted.records) - result.rejected_logs)
+        return self._answer(converted.rejected_count + result.rejected_logs, converted.message("log records"), result)
+
+    def count_request(self, outcome: str) -> None:
+        """Count a request the transport answered itself (``invalid_argument``, ``too_large``, ...)."""
+        self._tm.requests.labels(self.receiver_id, self.transport, outcome).inc()
+
+    def _consume(self, batch: SignalBatch, signal: Signal, n: int) -> ConsumeResult:
+        try:
+            return self._consumer.consume(batch)
+        except QueueFullError:
+            self._refuse(signal, "queue_full", n, "queue_full")
+            raise
+        except PermanentError:
+            self._refuse(signal, "permanent_error", n, "invalid_argument")
+            raise
+        except Exception:
+            self._refuse(signal, "internal_error", n, "internal_error")
+            raise
+
+    def _refuse(self, signal: Signal, reason: str, n: int, outcome: str) -> None:
+        self._count_refused(signal, {reason: n})
+        self.count_request(outcome)
+
+    def _count_refused(self, signal: Signal, rejected: dict[str, int]) -> None:
+        counter = self._tm.refused_spans if signal == "traces" else self._tm.refused_logs
+        for reason, n in rejected.items():
+            counter.labels(self.receiver_id, self.transport, reason).inc(n)
+
+    def _answer(self, rejected: int, conversion_message: str, result: ConsumeResult) -> tuple[int, str]:
+        message = "; ".join(m for m in (conversion_message, result.message) if m)
+        self.count_request("partial_success" if rejected or message else "success")
+        return rejected, trim(message)

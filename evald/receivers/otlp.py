@@ -1,0 +1,80 @@
+"""The ``otlp`` receiver: config model and factory for the OTLP/gRPC and OTLP/HTTP servers.
+
+Config keys (``receivers: otlp[/<name>]:``), Collector-style::
+
+    receivers:
+      otlp:
+        grpc:
+          endpoint: 0.0.0.0:4317        # host:port; port 0 binds a free port (see ``bound_port``)
+          max_recv_msg_size_mib: 4      # largest request after decompression; larger -> RESOURCE_EXHAUSTED
+          max_concurrent_streams: 0     # per HTTP/2 connection; 0 = gRPC default (unlimited)
+        http:
+          endpoint: 0.0.0.0:4318
+          max_request_body_size: 20971520   # bytes, enforced before AND after gzip; larger -> 413
+
+A protocol left out (or ``otlp: {}``) is enabled with its defaults; ``grpc: null`` / ``http: null`` disables
+it; disabling both is a validation error. Each enabled protocol is a separate ``Source`` with id
+``<component_id>/grpc`` or ``<component_id>/http``; its self-metrics carry ``receiver=<component_id>`` and
+``transport=grpc|http``.
+
+Failure semantics (details in otlp_grpc.py / otlp_http.py): spans with invalid ids -> partial success;
+malformed request -> INVALID_ARGUMENT / 400; window full -> UNAVAILABLE + RetryInfo / 503 + Retry-After;
+unexpected error -> INTERNAL / 500, logged (rate-limited), the server keeps serving. ``start`` raises
+``OSError`` when the endpoint cannot be bound.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import Field, model_validator
+
+from evald.config.base import ComponentConfig, Endpoint
+from evald.telemetry import Telemetry
+
+if TYPE_CHECKING:
+    from evald.interfaces import Source
+
+MIB = 1024 * 1024
+
+
+class OTLPGrpcConfig(ComponentConfig):
+    endpoint: Endpoint = Field("0.0.0.0:4317", description="Where OTLP/gRPC is served; port 0 picks a free port.")
+    max_recv_msg_size_mib: int = Field(
+        4, gt=0, le=2047, description="Largest request after decompression, in MiB (larger: RESOURCE_EXHAUSTED)."
+    )
+    max_concurrent_streams: int = Field(0, ge=0, description="Concurrent calls per connection; 0 = gRPC default.")
+
+
+class OTLPHttpConfig(ComponentConfig):
+    endpoint: Endpoint = Field("0.0.0.0:4318", description="Where OTLP/HTTP is served; port 0 picks a free port.")
+    max_request_body_size: int = Field(
+        20 * MIB, gt=0, description="Largest body in bytes, both as sent and after gzip (larger: 413)."
+    )
+
+
+class OTLPReceiverConfig(ComponentConfig):
+    grpc: OTLPGrpcConfig | None = Field(OTLPGrpcConfig(), description="OTLP/gRPC server; `null` disables it.")
+    http: OTLPHttpConfig | None = Field(OTLPHttpConfig(), description="OTLP/HTTP server; `null` disables it.")
+
+    @model_validator(mode="after")
+    def _at_least_one_protocol(self) -> OTLPReceiverConfig:
+        if self.grpc is None and self.http is None:
+            raise ValueError("enable at least one protocol: `grpc` or `http` (both are null)")
+        return self
+
+
+def build_otlp_receivers(
+    config: OTLPReceiverConfig, telemetry: Telemetry, component_id: str = "otlp"
+) -> list[Source]:
+    """One ``Source`` per enabled protocol (gRPC first). Nothing binds until ``start``."""
+    receivers: list[Source] = []
+    if config.grpc is not None:
+        from evald.receivers.otlp_grpc import OTLPGrpcReceiver
+
+        receivers.append(OTLPGrpcReceiver(config.grpc, telemetry, component_id=component_id))
+    if config.http is not None:
+        from evald.receivers.otlp_http import OTLPHttpReceiver
+
+        receivers.append(OTLPHttpReceiver(config.http, telemetry, component_id=component_id))
+    return receivers

@@ -1,0 +1,223 @@
+"""OTLP/HTTP receiver (aiohttp): ``POST /v1/traces`` and ``POST /v1/logs``.
+
+Config keys (``receivers.otlp.http``, see otlp.py): ``endpoint`` (default ``0.0.0.0:4318``; port 0 binds a free
+port, read it from ``bound_port`` after ``start``), ``max_request_body_size`` (default 20 MiB).
+
+Requests: ``Content-Type`` ``application/x-protobuf`` or ``application/json`` (OTLP/JSON: hex ids);
+``Content-Encoding`` ``gzip`` or ``identity``. The size limit applies to the body as sent and again to the
+decompressed body, which is inflated in a streaming way with a bounded output (a gzip bomb costs at most the
+limit). aiohttp's own decompression is off so the limit cannot be bypassed.
+
+Answers (bodies in the request's encoding, ``Content-Type`` mirrored):
+
+* 200 with ``Export*ServiceResponse``; ``partial_success`` set when items were left out (invalid ids, refused
+  by the window);
+* 400 with a ``google.rpc.Status`` for a malformed or incomplete body (bad protobuf, bad JSON, bad gzip, broken
+  chunked encoding) or ``PermanentError``;
+* 413 when the body, or its decompressed form, exceeds ``max_request_body_size``;
+* 415 for another content type or content encoding (a JSON ``google.rpc.Status`` saying what is accepted);
+* 503 with ``Retry-After`` (whole seconds) and a ``RetryInfo`` detail when the window is full (``QueueFullError``);
+* 500 for any unexpected error, logged with its traceback at most every 20 s per kind; the server keeps serving;
+* 405 for another method on a known path, 404 for an unknown path (aiohttp's router).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import traceback
+import zlib
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+from google.protobuf import any_pb2
+from google.protobuf.message import Message
+from google.rpc import code_pb2, status_pb2
+
+from evald.config.base import split_endpoint
+from evald.errors import PermanentError, QueueFullError
+from evald.interfaces import TraceConsumer
+from evald.receivers.ingest import Encoding, Ingestor, MalformedRequest, Signal, export_response, retry_info, trim
+from evald.receivers.otlp_json import to_json
+from evald.telemetry import RateLimitedLog, Telemetry
+
+if TYPE_CHECKING:
+    from evald.receivers.otlp import OTLPHttpConfig
+
+logger = logging.getLogger(__name__)
+_errors = RateLimitedLog(logger)
+
+_CONTENT_TYPES: dict[str, Encoding] = {"application/x-protobuf": "protobuf", "application/json": "json"}
+_CHUNK = 64 * 1024
+
+
+class BodyTooLarge(Exception):
+    """The body, compressed or decompressed, is over ``max_request_body_size``."""
+
+
+class OTLPHttpReceiver:
+    """A ``Source``: serves OTLP/HTTP and hands what it receives to the next consumer."""
+
+    def __init__(self, config: OTLPHttpConfig, telemetry: Telemetry, *, component_id: str = "otlp") -> None:
+        self.id = f"{component_id}/http"
+        self.config = config
+        self.bound_port: int | None = None
+        self._component_id = component_id
+        self._telemetry = telemetry
+        self._runner: web.AppRunner | None = None
+        self._ingestor: Ingestor | None = None
+        self._closed = False
+
+    async def start(self, next_consumer: TraceConsumer) -> None:
+        if self._runner is not None or self._closed:
+            return
+        self._ingestor = Ingestor(self._component_id, "http", next_consumer, self._telemetry)
+        app = web.Application()
+        app.router.add_post("/v1/traces", self._traces)
+        app.router.add_post("/v1/logs", self._logs)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0,
+                               auto_decompress=False)
+        await runner.setup()
+        host, port = split_endpoint(self.config.endpoint)
+        try:
+            await web.TCPSite(runner, host, port).start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        self._runner = runner
+        addresses = runner.addresses
+        self.bound_port = int(addresses[0][1]) if addresses else port
+        logger.info("OTLP/HTTP receiver listening on %s:%s", host, self.bound_port, extra={"component": self.id})
+
+    async def shutdown(self, timeout: float) -> None:
+        """Stop accepting; in-flight requests get up to ``timeout`` seconds. Idempotent, safe without ``start``."""
+        if self._closed:
+            return
+        self._closed = True
+        runner, self._runner = self._runner, None
+        if runner is None:
+            return
+        try:
+            async with asyncio.timeout(max(0.1, timeout)):
+                await runner.cleanup()
+        except TimeoutError:
+            logger.warning("%s did not stop within %.1fs", self.id, timeout, extra={"component": self.id})
+
+    async def _traces(self, request: web.Request) -> web.Response:
+        return await self._export(request, "traces")
+
+    async def _logs(self, request: web.Request) -> web.Response:
+        return await self._export(request, "logs")
+
+    async def _export(self, request: web.Request, signal: Signal) -> web.Response:
+        ingestor = self._ingestor
+        assert ingestor is not None
+        encoding = _CONTENT_TYPES.get(request.content_type.lower())
+        if encoding is None:
+            ingestor.count_request("unsupported")
+            accepted = " or ".join(_CONTENT_TYPES)
+            text = f"unsupported Content-Type {request.content_type!r}: use {accepted}"
+            return _status(415, code_pb2.INVALID_ARGUMENT, text, "json")
+        coding = request.headers.get("Content-Encoding", "identity").strip().lower() or "identity"
+        if coding not in ("identity", "gzip"):
+            ingestor.count_request("unsupported")
+            text = f"unsupported Content-Encoding {coding!r}: use gzip or identity"
+            return _status(415, code_pb2.INVALID_ARGUMENT, text, encoding)
+        limit = self.config.max_request_body_size
+        try:
+            body = await read_body(request, limit, gzip=coding == "gzip")
+            rejected, message = await ingestor.ingest_body(body, encoding, signal)
+        except BodyTooLarge as err:
+            ingestor.count_request("too_large")
+            return _status(413, code_pb2.RESOURCE_EXHAUSTED, str(err), encoding)
+        except MalformedRequest as err:
+            ingestor.count_request("invalid_argument")
+            return _status(400, code_pb2.INVALID_ARGUMENT, trim(str(err)), encoding)
+        except (ConnectionError, web.RequestPayloadError) as err:  # the client went away or sent a broken body
+            ingestor.count_request("incomplete")
+            return _status(400, code_pb2.INVALID_ARGUMENT, f"incomplete request body: {err}", encoding)
+        except QueueFullError as err:
+            seconds = max(1, math.ceil(err.retry_after))
+            detail = any_pb2.Any()
+            detail.Pack(retry_info(err.retry_after))
+            return _status(503, code_pb2.UNAVAILABLE, trim(str(err)), encoding, [detail], {"Retry-After": str(seconds)})
+        except PermanentError as err:
+            return _status(400, code_pb2.INVALID_ARGUMENT, trim(str(err)), encoding)
+        except Exception as err:
+            _errors.log(logging.ERROR, f"{self.id}:{type(err).__name__}", "%s: unexpected error in %s export: %s",
+                        self.id, signal, traceback.format_exc())
+            return _status(500, code_pb2.INTERNAL, f"internal error: {type(err).__name__}", encoding)
+        return _encoded(200, export_response(signal, rejected, message), encoding)
+
+
+async def read_body(request: web.Request, limit: int, *, gzip: bool) -> bytes:
+    """The request body, at most ``limit`` bytes both as sent and after gzip; ``MalformedRequest`` if bad gzip."""
+    if request.content_length is not None and request.content_length > limit:
+        raise BodyTooLarge(f"request body of {request.content_length} bytes exceeds the limit of {limit} bytes")
+    received = 0
+    raw = bytearray()
+    inflater = _BoundedGunzip(limit) if gzip else None
+    async for chunk in request.content.iter_chunked(_CHUNK):
+        received += len(chunk)
+        if received > limit:
+            raise BodyTooLarge(f"request body exceeds the limit of {limit} bytes")
+        if inflater is not None:
+            inflater.feed(chunk)
+        else:
+            raw += chunk
+    return inflater.finish() if inflater is not None else bytes(raw)
+
+
+class _BoundedGunzip:
+    """Streaming gzip decoder (multi-member aware) that never produces more than ``limit + 1`` bytes."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._out = bytearray()
+        self._new_member()
+
+    def _new_member(self) -> None:
+        self._inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self._in_member = False
+
+    def feed(self, data: bytes) -> None:
+        while data:
+            self._in_member = True
+            try:
+                self._out += self._inflater.decompress(data, self._limit + 1 - len(self._out))
+            except zlib.error as err:
+                raise MalformedRequest(f"invalid gzip body: {err}") from None
+            if len(self._out) > self._limit:
+                raise BodyTooLarge(f"decompressed request body exceeds the limit of {self._limit} bytes")
+            data = b""
+            if self._inflater.eof:  # another gzip member may follow
+                data = self._inflater.unused_data
+                self._new_member()
+
+    def finish(self) -> bytes:
+        if self._in_member:
+            raise MalformedRequest("invalid gzip body: truncated")
+        return bytes(self._out)
+
+
+def _status(
+    http_status: int,
+    code: int,
+    message: str,
+    encoding: Encoding,
+    details: list[any_pb2.Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> web.Response:
+    status = status_pb2.Status(code=code, message=message, details=details or [])
+    return _encoded(http_status, status, encoding, headers)
+
+
+def _encoded(
+    http_status: int, message: Message, encoding: Encoding, headers: dict[str, str] | None = None
+) -> web.Response:
+    if encoding == "json":
+        body, content_type = to_json(message), "application/json"
+    else:
+        body, content_type = message.SerializeToString(), "application/x-protobuf"
+    return web.Response(status=http_status, body=body, content_type=content_type, headers=headers)
