@@ -12,11 +12,11 @@ def create_otlp(config: ComponentConfig, telemetry: Telemetry, component_id: str
     from evald.receivers.otlp import OTLPReceiverConfig, build_otlp_receivers
 
     assert isinstance(config, OTLPReceiverConfig)
-    return list(build_otlp_receivers(config, telemetry))
+    return list(build_otlp_receivers(config, telemetry, component_id))
 
 
 def create_prometheus(config: ComponentConfig, telemetry: Telemetry, component_id: str) -> Any:
     from evald.exporters.prometheus import PrometheusExporter, PrometheusExporterConfig
 
     assert isinstance(config, PrometheusExporterConfig)
-    return PrometheusExporter(config, telemetry)
+    return PrometheusExporter(config, telemetry, component_id=component_id)

@@ -36,12 +36,14 @@ from evald.telemetry import Telemetry
 
 
 class AssemblyConfig(ComponentConfig):
-    settle: Duration = 2.0
-    decision_wait: Duration = 30.0
-    num_traces: int = Field(50_000, gt=0)
-    max_spans_per_trace: int = Field(2_000, gt=0)
-    max_logs_per_trace: int = Field(2_000, gt=0)
-    released_memory: int = Field(100_000, ge=0)
+    settle: Duration = Field(2.0, description="Quiet time after the root span arrived before the trace is released.")
+    decision_wait: Duration = Field(30.0, description="Longest a trace is held (from its first item).")
+    num_traces: int = Field(50_000, gt=0, description="Traces held at once; beyond it receivers ask to retry.")
+    max_spans_per_trace: int = Field(2_000, gt=0, description="Spans kept per trace; more are partial-success rejects.")
+    max_logs_per_trace: int = Field(2_000, gt=0, description="Log records kept per trace; more are dropped, counted.")
+    released_memory: int = Field(
+        100_000, ge=0, description="Released trace ids remembered, to count late and redelivered spans."
+    )
 
     @model_validator(mode="after")
     def _check_waits(self) -> AssemblyConfig:

@@ -60,6 +60,9 @@ def parse_config(text: str, source: str = "<string>", environ: Mapping[str, str]
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        context, context_mark = getattr(err, "context", None), getattr(err, "context_mark", None)
+        if context and context_mark is not None:
+            where += f" ({context} started at line {context_mark.line + 1}, column {context_mark.column + 1})"
         raise ConfigError([("", f"{source} is not valid YAML{where}: {getattr(err, 'problem', err)}")]) from err
     if raw is None:
         raw = {}
@@ -82,6 +85,8 @@ def validate_config(raw: dict[str, Any], problems: list[tuple[str, str]] | None 
     exporters = _validate_components(raw.get("exporters"), "exporters", EXPORTER_FACTORIES, problems)
     if root is not None:
         _validate_metrics(root.metrics, problems)
+    else:
+        _validate_metrics(_salvage_metric_specs(raw.get("metrics")), problems)
     if problems or root is None:
         raise ConfigError(problems)
     if "receivers" not in raw:
@@ -111,11 +116,13 @@ def _validate_components(
     return out
 
 
-def _validate_metrics(specs: list[MetricSpec], problems: list[tuple[str, str]]) -> None:
+def _validate_metrics(specs: list[MetricSpec] | list[MetricSpec | None], problems: list[tuple[str, str]]) -> None:
     from evald.metrics.registry import get_metric_class
 
     seen: dict[str, int] = {}
     for i, spec in enumerate(specs):
+        if spec is None:
+            continue
         path = f"metrics[{i}]"
         try:
             cls = get_metric_class(spec.kind)
@@ -132,6 +139,22 @@ def _validate_metrics(specs: list[MetricSpec], problems: list[tuple[str, str]]) 
             cls.Options.model_validate(spec.options)
         except ValidationError as err:
             problems += _pydantic_problems(err, f"{path}.options")
+
+
+def _salvage_metric_specs(section: Any) -> list[MetricSpec | None]:
+    """Metric entries that are valid on their own, so their kind/options are checked even when the root failed.
+
+    Entries that fail their own shape keep their index (as None); the root validation already reported them.
+    """
+    if not isinstance(section, list):
+        return []
+    specs: list[MetricSpec | None] = []
+    for item in section:
+        try:
+            specs.append(MetricSpec.model_validate(item))
+        except ValidationError:
+            specs.append(None)
+    return specs
 
 
 def _pydantic_problems(err: ValidationError, prefix: str) -> list[tuple[str, str]]:

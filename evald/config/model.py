@@ -18,15 +18,17 @@ from evald.pipeline.sampling import SamplingConfig
 
 
 class LogsConfig(ComponentConfig):
-    level: Literal["debug", "info", "warning", "error"] = "info"
-    format: Literal["text", "json"] = "text"
+    level: Literal["debug", "info", "warning", "error"] = Field("info", description="Log level of evald's own logs.")
+    format: Literal["text", "json"] = Field("text", description="`json`: one JSON object per line, for log shippers.")
 
 
 class TelemetryConfig(ComponentConfig):
-    logs: LogsConfig = LogsConfig()
-    #: where /healthz, /readyz and /metrics (self-metrics) are served; default: the prometheus exporter's
-    #: endpoint when there is one (one port for everything), else 0.0.0.0:9464.
-    endpoint: Endpoint | None = None
+    logs: LogsConfig = Field(LogsConfig(), description="evald's own logs (stderr).")
+    endpoint: Endpoint | None = Field(
+        None,
+        description="Where /healthz, /readyz and /metrics are served; default: the prometheus exporter's endpoint "
+        "(one port for everything), else 0.0.0.0:9464.",
+    )
 
 
 ComponentBlocks = dict[str, dict[str, Any] | None]

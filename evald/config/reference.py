@@ -5,7 +5,8 @@ A test compares the file with this output, so the reference can never drift from
 
 from __future__ import annotations
 
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
@@ -14,18 +15,41 @@ from evald.components import EXPORTER_FACTORIES, RECEIVER_FACTORIES
 from evald.config.model import EvaldConfig
 
 
-def _type_name(field: FieldInfo) -> str:
-    ann = field.annotation
-    text = getattr(ann, "__name__", None) or str(ann)
-    text = text.replace("typing.", "").replace("evald.", "")
-    for meta in field.metadata:
-        if "BeforeValidator" in type(meta).__name__:
-            func = getattr(meta, "func", None)
-            if func is not None and func.__name__ == "parse_duration":
+def _type_text(ann: Any) -> str:
+    origin, args = get_origin(ann), get_args(ann)
+    if origin is Annotated:
+        return _named_by_validator(args[1:]) or _type_text(args[0])
+    if origin is Literal:
+        return " | ".join(repr(a) for a in args)
+    if origin in (Union, UnionType):
+        return " | ".join("None" if a is type(None) else _type_text(a) for a in args)
+    if origin is not None:
+        name = getattr(origin, "__name__", str(origin))
+        inner = ", ".join("..." if a is Ellipsis else _type_text(a) for a in args)
+        return f"{name}[{inner}]"
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        return "mapping"
+    return getattr(ann, "__name__", None) or str(ann).replace("typing.", "")
+
+
+def _named_by_validator(metadata: Any) -> str | None:
+    for meta in metadata:
+        func = getattr(meta, "func", None)
+        if "BeforeValidator" in type(meta).__name__ and func is not None:
+            if func.__name__ == "parse_duration":
                 return "duration"
-            if func is not None and func.__name__ == "parse_endpoint":
+            if func.__name__ == "parse_endpoint":
                 return "host:port"
-    return text
+    return None
+
+
+def _type_name(field: FieldInfo) -> str:
+    return _cell(_named_by_validator(field.metadata) or _type_text(field.annotation))
+
+
+def _cell(text: str) -> str:
+    """Markdown table cells cannot hold a raw ``|`` (``X | None`` would split the row)."""
+    return text.replace("|", "\\|")
 
 
 def _default(field: FieldInfo) -> str:
@@ -37,7 +61,7 @@ def _default(field: FieldInfo) -> str:
         value = field.default
     if isinstance(value, BaseModel):
         return "(see below)"
-    return f"`{value!r}`"
+    return _cell(f"`{value!r}`")
 
 
 def _model_rows(model: type[BaseModel], prefix: str, out: list[str], nested: list[tuple[str, type[BaseModel]]]) -> None:
@@ -46,7 +70,7 @@ def _model_rows(model: type[BaseModel], prefix: str, out: list[str], nested: lis
         sub = _submodel(ann)
         if sub is not None:
             nested.append((f"{prefix}{name}", sub))
-        desc = (field.description or "").replace("\n", " ")
+        desc = _cell((field.description or "").replace("\n", " "))
         out.append(f"| `{prefix}{name}` | {_type_name(field)} | {_default(field)} | {desc} |")
 
 

@@ -54,11 +54,13 @@ Key = tuple[str, str, str, str, str]  # metric, dimension, scope, service_name, 
 
 
 class PrometheusExporterConfig(ComponentConfig):
-    endpoint: Endpoint = "0.0.0.0:9464"
-    pass_rate_window: Duration = 300.0
-    max_series: int = Field(default=10000, ge=1)
-    score_buckets: tuple[float, ...] = DEFAULT_BUCKETS
-    const_labels: dict[str, str] = Field(default_factory=dict)
+    endpoint: Endpoint = Field("0.0.0.0:9464", description="Where /metrics (with /healthz, /readyz) is served.")
+    pass_rate_window: Duration = Field(300.0, description="Window of the rolling `evald_pass_rate` gauge.")
+    max_series: int = Field(
+        default=10000, ge=1, description="Label sets kept; beyond it scores fold into `__overflow__` (counted)."
+    )
+    score_buckets: tuple[float, ...] = Field(DEFAULT_BUCKETS, description="Upper bounds of `evald_score` buckets.")
+    const_labels: dict[str, str] = Field(default_factory=dict, description="Labels added to every evald series.")
 
     @field_validator("pass_rate_window")
     @classmethod

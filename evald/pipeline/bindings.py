@@ -19,9 +19,9 @@ from evald.metrics.base import BaseMetric
 
 
 class MetricFilter(ComponentConfig):
-    service_name: list[str] | None = None
-    model: list[str] | None = None
-    provider: list[str] | None = None
+    service_name: list[str] | None = Field(None, description="Glob patterns on `service.name`; None = any.")
+    model: list[str] | None = Field(None, description="Glob patterns on the request/response model; None = any.")
+    provider: list[str] | None = Field(None, description="Glob patterns on the provider (`openai`, ...); None = any.")
 
     def matches(self, case: EvalCase) -> bool:
         for patterns, value in (
@@ -35,12 +35,16 @@ class MetricFilter(ComponentConfig):
 
 
 class MetricSpec(ComponentConfig):
-    kind: str = Field(min_length=1)
-    name: str | None = None
-    threshold: float | None = Field(None, ge=0.0, le=1.0)
-    scope: Literal["trace", "llm_call", "all"] = "trace"
-    options: dict[str, Any] = Field(default_factory=dict)
-    filter: MetricFilter = MetricFilter()
+    kind: str = Field(min_length=1, description="Registered metric kind (`evald list-metrics`).")
+    name: str | None = Field(None, description="Name in exported series; default: the kind. Must be unique.")
+    threshold: float | None = Field(
+        None, ge=0.0, le=1.0, description="Pass when score >= threshold; default: the metric's own."
+    )
+    scope: Literal["trace", "llm_call", "all"] = Field(
+        "trace", description="Which cases: one per trace, one per LLM call, or both."
+    )
+    options: dict[str, Any] = Field(default_factory=dict, description="Per-kind options (docs/metrics.md).")
+    filter: MetricFilter = Field(MetricFilter(), description="Only cases matching every given list.")
 
 
 class MetricBinding:

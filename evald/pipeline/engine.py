@@ -36,11 +36,11 @@ logger = logging.getLogger(__name__)
 
 
 class PipelineConfig(ComponentConfig):
-    workers: int = Field(4, gt=0, le=1024)
-    queue_size: int = Field(10_000, gt=0)
-    metric_timeout: Duration = 30.0
-    export_timeout: Duration = 10.0
-    shutdown_timeout: Duration = 10.0
+    workers: int = Field(4, gt=0, le=1024, description="Worker tasks scoring cases concurrently.")
+    queue_size: int = Field(10_000, gt=0, description="Cases waiting for a worker; when full, backpressure flows up.")
+    metric_timeout: Duration = Field(30.0, description="Deadline per metric per case; past it the outcome is `error`.")
+    export_timeout: Duration = Field(10.0, description="Deadline per exporter per batch of scores.")
+    shutdown_timeout: Duration = Field(10.0, description="Drain deadline on SIGTERM; work left is dropped and counted.")
 
 
 @dataclass(slots=True)

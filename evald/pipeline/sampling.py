@@ -17,7 +17,9 @@ _SPACE = 1 << 64
 
 
 class SamplingConfig(ComponentConfig):
-    ratio: float = Field(1.0, ge=0.0, le=1.0)
+    ratio: float = Field(
+        1.0, ge=0.0, le=1.0, description="Share of traces evaluated, decided by trace id (stable across replicas)."
+    )
 
 
 def trace_bucket(trace_id: str) -> float:

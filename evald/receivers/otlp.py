@@ -6,11 +6,11 @@ Config keys (``receivers: otlp[/<name>]:``), Collector-style::
       otlp:
         grpc:
           endpoint: 0.0.0.0:4317        # host:port; port 0 binds a free port (see ``bound_port``)
-          max_recv_msg_size_mib: 4      # largest request after decompression; larger -> RESOURCE_EXHAUSTED
+          max_recv_msg_size_mib: 16     # largest request after decompression; larger -> RESOURCE_EXHAUSTED
           max_concurrent_streams: 0     # per HTTP/2 connection; 0 = gRPC default (unlimited)
         http:
           endpoint: 0.0.0.0:4318
-          max_request_body_size: 20971520   # bytes, enforced before AND after gzip; larger -> 413
+          max_request_body_size: 16777216   # bytes (16 MiB), enforced before AND after gzip; larger -> 413
 
 A protocol left out (or ``otlp: {}``) is enabled with its defaults; ``grpc: null`` / ``http: null`` disables
 it; disabling both is a validation error. Each enabled protocol is a separate ``Source`` with id
@@ -41,7 +41,7 @@ MIB = 1024 * 1024
 class OTLPGrpcConfig(ComponentConfig):
     endpoint: Endpoint = Field("0.0.0.0:4317", description="Where OTLP/gRPC is served; port 0 picks a free port.")
     max_recv_msg_size_mib: int = Field(
-        4, gt=0, le=2047, description="Largest request after decompression, in MiB (larger: RESOURCE_EXHAUSTED)."
+        16, gt=0, le=2047, description="Largest request after decompression, in MiB (larger: RESOURCE_EXHAUSTED)."
     )
     max_concurrent_streams: int = Field(0, ge=0, description="Concurrent calls per connection; 0 = gRPC default.")
 
@@ -49,7 +49,7 @@ class OTLPGrpcConfig(ComponentConfig):
 class OTLPHttpConfig(ComponentConfig):
     endpoint: Endpoint = Field("0.0.0.0:4318", description="Where OTLP/HTTP is served; port 0 picks a free port.")
     max_request_body_size: int = Field(
-        20 * MIB, gt=0, description="Largest body in bytes, both as sent and after gzip (larger: 413)."
+        16 * MIB, gt=0, description="Largest body in bytes, both as sent and after gzip (larger: 413)."
     )
 
 

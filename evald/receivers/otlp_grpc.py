@@ -1,7 +1,7 @@
 """OTLP/gRPC receiver (``grpc.aio``): ``TraceService/Export`` and ``LogsService/Export``.
 
 Config keys (``receivers.otlp.grpc``, see otlp.py): ``endpoint`` (default ``0.0.0.0:4317``; port 0 binds a free
-port, read it from ``bound_port`` after ``start``), ``max_recv_msg_size_mib`` (default 4, applied after gzip
+port, read it from ``bound_port`` after ``start``), ``max_recv_msg_size_mib`` (default 16, applied after gzip
 decompression), ``max_concurrent_streams`` (0 = gRPC default).
 
 Requests are taken as raw bytes and decoded by ``Ingestor.ingest_body`` (not by gRPC), so a malformed body gets

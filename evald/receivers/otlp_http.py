@@ -1,7 +1,7 @@
 """OTLP/HTTP receiver (aiohttp): ``POST /v1/traces`` and ``POST /v1/logs``.
 
 Config keys (``receivers.otlp.http``, see otlp.py): ``endpoint`` (default ``0.0.0.0:4318``; port 0 binds a free
-port, read it from ``bound_port`` after ``start``), ``max_request_body_size`` (default 20 MiB).
+port, read it from ``bound_port`` after ``start``), ``max_request_body_size`` (default 16 MiB).
 
 Requests: ``Content-Type`` ``application/x-protobuf`` or ``application/json`` (OTLP/JSON: hex ids);
 ``Content-Encoding`` ``gzip`` or ``identity``. The size limit applies to the body as sent and again to the

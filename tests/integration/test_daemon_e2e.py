@@ -89,11 +89,13 @@ def wait_for(daemon: Daemon, predicate, timeout: float = 15.0) -> str:  # type: 
 
 def test_scores_arrive_in_prometheus_from_real_sdk_exporters(tmp_path: Path) -> None:
     with Daemon(tmp_path, CONFIG) as daemon:
-        grpc_exp = GrpcSpanExporter(endpoint=f"127.0.0.1:{daemon.grpc_port}", insecure=True)
+        def grpc_exp() -> GrpcSpanExporter:  # a provider's shutdown shuts its exporter down: one per trace
+            return GrpcSpanExporter(endpoint=f"127.0.0.1:{daemon.grpc_port}", insecure=True)
+
         http_exp = HttpSpanExporter(endpoint=f"http://127.0.0.1:{daemon.http_port}/v1/traces")
-        send_chat_trace(grpc_exp, "geo-grpc", "The capital of France is Paris.")
+        send_chat_trace(grpc_exp(), "geo-grpc", "The capital of France is Paris.")
         send_chat_trace(http_exp, "geo-http", "I think it is Lyon.")
-        send_chat_trace(grpc_exp, "geo-grpc", "", fail=True)
+        send_chat_trace(grpc_exp(), "geo-grpc", "", fail=True)
 
         text = wait_for(daemon, lambda t: value(t, "evald_scored_cases_total", scope="trace") >= 3)
         # span counters: 2 spans per trace, 3 traces

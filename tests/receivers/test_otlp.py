@@ -11,9 +11,9 @@ from tests.receivers.support import RecordingConsumer
 
 def test_defaults_enable_both_protocols() -> None:
     cfg = OTLPReceiverConfig.model_validate({})
-    assert cfg.grpc is not None and cfg.grpc.endpoint == "0.0.0.0:4317" and cfg.grpc.max_recv_msg_size_mib == 4
+    assert cfg.grpc is not None and cfg.grpc.endpoint == "0.0.0.0:4317" and cfg.grpc.max_recv_msg_size_mib == 16
     assert cfg.http is not None and cfg.http.endpoint == "0.0.0.0:4318"
-    assert cfg.http.max_request_body_size == 20 * 1024 * 1024
+    assert cfg.http.max_request_body_size == 16 * 1024 * 1024  # 16 MiB after decompression, as OTLP asks
 
 
 def test_collector_style_blocks_and_null_disables() -> None:
