@@ -43,6 +43,7 @@ from evald.telemetry import Telemetry
 
 OVERFLOW = "__overflow__"
 OUTCOMES = ("pass", "fail", "skipped", "error")
+_PASS, _FAIL, _SKIPPED, _ERROR = range(4)
 SCORE_LABELS = ("metric", "dimension", "scope", "service_name", "model")
 DEFAULT_BUCKETS = tuple(round(i / 10, 1) for i in range(1, 11))
 MAX_LABEL_VALUE = 128
@@ -144,9 +145,16 @@ class _ScoreTable:
         self.overflowed += 1
         return (key[0], key[1], key[2], OVERFLOW, OVERFLOW)
 
-    def record(self, key: Key, outcome: str, value: float | None = None) -> None:
+    def record(self, key: Key, outcome: int, value: float | None = None, index: int | None = None) -> None:
+        """Count one outcome (an index into OUTCOMES); a score also feeds the histogram and the window.
+
+        ``index`` is the current window bucket; callers recording a batch compute it once.
+        """
         key = self._admit(key)
-        self.outcomes.setdefault(key, [0, 0, 0, 0])[OUTCOMES.index(outcome)] += 1
+        counts = self.outcomes.get(key)
+        if counts is None:
+            counts = self.outcomes[key] = [0, 0, 0, 0]
+        counts[outcome] += 1
         if value is None:
             return
         hist = self.histograms.get(key)
@@ -154,10 +162,14 @@ class _ScoreTable:
             hist = self.histograms[key] = _Histogram([0] * (len(self.bounds) + 1))
         hist.counts[bisect.bisect_left(self.bounds, value)] += 1
         hist.total += value
-        index = self._index()
-        window = self.windows.setdefault(key, _Window())
-        window.expire(index - self.window_buckets + 1)
-        window.add(index, outcome == "pass")
+        if index is None:
+            index = self._index()
+        window = self.windows.get(key)
+        if window is None:
+            window = self.windows[key] = _Window()
+        if window.buckets and window.buckets[0][0] <= index - self.window_buckets:
+            window.expire(index - self.window_buckets + 1)
+        window.add(index, outcome == _PASS)
 
     def pass_rates(self) -> list[tuple[Key, float]]:
         """Current pass rate per label set; drops label sets whose window is empty."""
@@ -265,13 +277,14 @@ class PrometheusExporter:
     async def export(self, batch: Sequence[ScoredCase]) -> None:
         table = self._table
         with table.lock:
+            index = table._index()
             for scored in batch:
                 case = scored.case
                 scope, service, model = _label(case.scope), _label(case.service_name), _label(case.model)
                 for score in scored.scores:
-                    key = (_label(score.name), _label(score.dimension.value), scope, service, model)
-                    table.record(key, "pass" if score.passed else "fail", score.value)
-                for outcome, entries in (("skipped", scored.skipped), ("error", scored.errors)):
+                    key = (_label(score.name), score.dimension.value, scope, service, model)
+                    table.record(key, _PASS if score.passed else _FAIL, score.value, index)
+                for outcome, entries in ((_SKIPPED, scored.skipped), (_ERROR, scored.errors)):
                     for name, _reason in entries:
                         dimension = _label(scored.metric_dimensions.get(name, ""))
                         table.record((_label(name), dimension, scope, service, model), outcome)

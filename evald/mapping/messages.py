@@ -19,7 +19,16 @@ from typing import Any
 
 from evald import semconv as sc
 from evald.case import Message, ToolCall
-from evald.mapping.values import as_dict, as_int, as_list, as_str, as_text, parse_json_container, parse_structured
+from evald.mapping.values import (
+    MAPPING,
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    as_text,
+    parse_json_container,
+    parse_structured,
+)
 from evald.model import LogRecord, SpanRecord
 
 _TEXT_TYPES = frozenset({"text", "input_text", "output_text"})
@@ -43,7 +52,7 @@ def parse_messages(value: Any, default_role: str = "user") -> list[Message]:
     """Messages from a parts-format or OpenAI-format list (or its JSON / repr string). Plain text becomes one
     message of ``default_role``."""
     parsed = parse_structured(value)
-    if isinstance(parsed, Mapping):
+    if isinstance(parsed, MAPPING):
         nested = parsed.get("messages")
         parsed = nested if isinstance(nested, list) else [parsed]
     if isinstance(parsed, str):
@@ -55,7 +64,7 @@ def parse_messages(value: Any, default_role: str = "user") -> list[Message]:
         return []
     out: list[Message] = []
     for item in parsed:
-        if isinstance(item, Mapping):
+        if isinstance(item, MAPPING):
             out.extend(message_from_dict(item, default_role))
         elif isinstance(item, str) and (text := as_text(item)):
             out.append(Message(role=default_role, content=text))
@@ -67,10 +76,10 @@ def parse_system_instructions(value: Any) -> str | None:
     parsed = parse_structured(value)
     if isinstance(parsed, str):
         return as_text(parsed)
-    items = parsed if isinstance(parsed, list) else [parsed] if isinstance(parsed, Mapping) else []
+    items = parsed if isinstance(parsed, list) else [parsed] if isinstance(parsed, MAPPING) else []
     texts: list[str] = []
     for item in items:
-        if isinstance(item, Mapping) and ("parts" in item or "role" in item):
+        if isinstance(item, MAPPING) and ("parts" in item or "role" in item):
             texts.extend(m.content for m in message_from_dict(item, "system") if m.content)
         else:
             _collect_part(item, texts, [], [])
@@ -94,7 +103,7 @@ def message_from_dict(data: Mapping[str, Any], default_role: str = "user") -> li
     if isinstance(content, list):
         for part in content:
             _collect_part(part, texts, calls, responses)
-    elif isinstance(content, Mapping):
+    elif isinstance(content, MAPPING):
         _collect_part(content, texts, calls, responses)
     elif (text := as_text(content)) is not None:
         texts.append(text)
@@ -113,7 +122,7 @@ def message_from_dict(data: Mapping[str, Any], default_role: str = "user") -> li
 
 def _is_parts(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(
-        isinstance(item, Mapping) and isinstance(item.get("type"), str) for item in value)
+        isinstance(item, MAPPING) and isinstance(item.get("type"), str) for item in value)
 
 
 def _collect_part(part: Any, texts: list[str], calls: list[ToolCall], responses: list[tuple[str | None, str | None]]
@@ -122,7 +131,7 @@ def _collect_part(part: Any, texts: list[str], calls: list[ToolCall], responses:
         if text := as_text(part):
             texts.append(text)
         return
-    if not isinstance(part, Mapping):
+    if not isinstance(part, MAPPING):
         return
     kind = part.get("type") if isinstance(part.get("type"), str) else None
     if kind in _TEXT_TYPES or (kind is None and "name" not in part):
@@ -190,7 +199,7 @@ def event_payload(attributes: Mapping[str, Any], body: Any) -> dict[str, Any]:
     """Merge a log record's body map over its attributes (a string body counts as ``content``)."""
     payload = dict(attributes)
     parsed = parse_structured(body)
-    if isinstance(parsed, Mapping):
+    if isinstance(parsed, MAPPING):
         payload.update({str(k): v for k, v in parsed.items()})
     elif isinstance(parsed, str) and "content" not in payload:
         payload["content"] = parsed
@@ -231,13 +240,14 @@ def call_content(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> CallConten
     ev_in, ev_out = parse_message_events(events)
     inputs = (_first_nonempty(parse_messages(s.get(sc.INPUT_MESSAGES)) for s in sources) or ev_in
               or parse_indexed(attrs, sc.PROMPT_PREFIX, "user") or parse_messages(attrs.get(sc.PROMPT)))
-    outputs = (_first_nonempty(parse_messages(s.get(sc.OUTPUT_MESSAGES), "assistant") for s in sources) or ev_out
+    raw_outputs = [parse_structured(s.get(sc.OUTPUT_MESSAGES)) for s in sources]  # parsed once, read twice
+    outputs = (_first_nonempty(parse_messages(raw, "assistant") for raw in raw_outputs) or ev_out
                or parse_indexed(attrs, sc.COMPLETION_PREFIX, "assistant")
                or parse_messages(attrs.get(sc.COMPLETION), "assistant"))
     system = next((t for s in sources if (t := parse_system_instructions(s.get(sc.SYSTEM_INSTRUCTIONS)))), None)
     if system is None:
         system = "\n".join(m.content for m in inputs if m.role in _SYSTEM_ROLES and m.content) or None
-    reasons = _finish_reasons(sources, events)
+    reasons = _finish_reasons(raw_outputs, events)
     return CallContent(tuple(inputs), tuple(outputs), system, reasons)
 
 
@@ -245,15 +255,13 @@ def _first_nonempty(candidates: Iterable[list[Message]]) -> list[Message]:
     return next((c for c in candidates if c), [])
 
 
-def _finish_reasons(sources: Sequence[Mapping[str, Any]], events: Sequence[tuple[str, Mapping[str, Any]]]
+def _finish_reasons(raw_outputs: Sequence[Any], events: Sequence[tuple[str, Mapping[str, Any]]]
                     ) -> tuple[str, ...]:
-    reasons: list[str] = []
-    for source in sources:
-        for item in as_list(source.get(sc.OUTPUT_MESSAGES)) or []:
-            if isinstance(item, Mapping) and (reason := as_str(item.get("finish_reason"))):
-                reasons.append(reason)
-        if reasons:
-            return tuple(reasons)
+    for raw in raw_outputs:
+        if isinstance(raw, list):
+            reasons = [r for item in raw if isinstance(item, MAPPING) and (r := as_str(item.get("finish_reason")))]
+            if reasons:
+                return tuple(reasons)
     return tuple(r for name, p in events if name == sc.EVENT_CHOICE and (r := as_str(p.get("finish_reason"))))
 
 

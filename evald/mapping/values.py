@@ -18,6 +18,9 @@ from evald.case import Document
 
 # literal_eval on attacker-controlled text: bounded size; deep nesting raises RecursionError, which is caught
 _MAX_LITERAL_EVAL_CHARS = 200_000
+#: ``isinstance(x, MAPPING)``: plain dicts (what OTLP conversion and JSON produce) hit the fast exact-type check
+#: before the slower ABC check for other mappings.
+MAPPING = (dict, Mapping)
 _ESCAPED_CODE_UNIT = re.compile(r"\\u([0-9a-fA-F]{4})(?:\\u([dD][c-fC-F][0-9a-fA-F]{2}))?")
 
 
@@ -27,15 +30,16 @@ def parse_structured(value: Any) -> Any:
     Only text that looks like a container (``[``, ``{`` or ``(``) or a JSON string literal is parsed, so plain
     text such as ``"42"`` or ``"true"`` stays text.
     """
-    if isinstance(value, bytes | bytearray):
-        try:
-            value = bytes(value).decode("utf-8")
-        except UnicodeDecodeError:
-            return value
-    if isinstance(value, tuple):
-        return list(value)
     if not isinstance(value, str):
-        return value
+        if isinstance(value, bytes | bytearray):
+            try:
+                value = bytes(value).decode("utf-8")
+            except UnicodeDecodeError:
+                return value
+        elif isinstance(value, tuple):
+            return list(value)
+        else:
+            return value
     text = value.strip()
     if not text or text[0] not in "[{(\"":
         return value
@@ -165,7 +169,7 @@ def as_list(value: Any) -> list[Any] | None:
 def as_dict(value: Any) -> dict[str, Any] | None:
     """A dict (string keys) from a mapping or a string holding one; anything else gives ``None``."""
     parsed = parse_structured(value)
-    if isinstance(parsed, Mapping):
+    if isinstance(parsed, MAPPING):
         return {str(k): v for k, v in parsed.items()}
     return None
 

@@ -30,6 +30,13 @@ class BaseMetric(ABC):
     #: EvalCase fields the metric reads; documented by ``evald list-metrics``.
     requires: ClassVar[tuple[str, ...]] = ()
     Options: ClassVar[type[ComponentConfig]] = NoOptions
+    #: True when the class implements ``a_measure()``: the scorer awaits it under a timeout; otherwise
+    #: ``measure()`` runs inline (set automatically).
+    is_async: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.is_async = cls.a_measure is not BaseMetric.a_measure
 
     def __init__(
         self,

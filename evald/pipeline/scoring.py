@@ -1,4 +1,8 @@
-"""Run a case's metrics: each under its own timeout; exceptions are caught, counted and reported as errors.
+"""Run a case's metrics; exceptions are caught, counted and reported as errors.
+
+Synchronous metrics (those implementing only ``measure()``) run inline: they are cheap by contract and an
+asyncio timeout could not interrupt them anyway. Asynchronous metrics (``a_measure()``, e.g. LLM judges) of one
+case run concurrently, each under its own ``metric_timeout``.
 
 A metric returning ``None`` is "skipped" (not applicable), never a 0 score. A metric that raises or times out is
 an "error" outcome with a short reason; it never becomes a score and never stops the other metrics.
@@ -10,13 +14,17 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from evald.case import EvalCase, Score
+from evald.metrics.base import BaseMetric
 from evald.model import ScoredCase
 from evald.pipeline.bindings import MetricBinding
 from evald.telemetry import RateLimitedLog, Telemetry
 
 logger = logging.getLogger(__name__)
+
+_Outcome = tuple[Score | None, str | None]  # (result, error reason)
 
 
 class CaseScorer:
@@ -24,42 +32,77 @@ class CaseScorer:
         self._tm = telemetry
         self._timeout = metric_timeout
         self._log = RateLimitedLog(logger)
+        self._durations: dict[str, Any] = {}  # metric name -> bound histogram child (labels() is not free)
 
     async def score(self, case: EvalCase, bindings: Sequence[MetricBinding]) -> ScoredCase:
+        metrics = [b.metric for b in bindings]
+        outcomes: dict[int, _Outcome] = {}
+        pending = [(i, m) for i, m in enumerate(metrics) if m.is_async]
+        for i, metric in enumerate(metrics):
+            if not metric.is_async:
+                outcomes[i] = self._run_sync(metric, case)
+        if len(pending) == 1:
+            i, metric = pending[0]
+            outcomes[i] = await self._run_async(metric, case)
+        elif pending:
+            results = await asyncio.gather(*(self._run_async(m, case) for _, m in pending))
+            outcomes.update(zip((i for i, _ in pending), results, strict=True))
         scores: list[Score] = []
         skipped: list[tuple[str, str]] = []
         errors: list[tuple[str, str]] = []
-        dimensions: dict[str, str] = {}
-        for binding in bindings:
-            metric = binding.metric
-            dimensions[metric.name] = metric.dimension.value
-            started = time.perf_counter()
-            try:
-                async with asyncio.timeout(self._timeout):
-                    result = await metric.a_measure(case)
-            except TimeoutError:
-                self._tm.metric_errors.labels(metric.name, "timeout").inc()
-                errors.append((metric.name, f"timed out after {self._timeout:g}s"))
-                self._log.log(logging.WARNING, f"timeout:{metric.name}", "metric %s timed out", metric.name)
-                continue
-            except Exception as err:  # a metric bug must never take the daemon down
-                self._tm.metric_errors.labels(metric.name, "exception").inc()
-                errors.append((metric.name, f"{type(err).__name__}: {err}"[:300]))
-                self._log.log(
-                    logging.WARNING, f"exc:{metric.name}", "metric %s failed: %s: %s", metric.name,
-                    type(err).__name__, err,
-                )
-                continue
-            finally:
-                self._tm.metric_duration.labels(metric.name).observe(time.perf_counter() - started)
-            if result is None:
+        for i, metric in enumerate(metrics):
+            result, error = outcomes[i]
+            if error is not None:
+                errors.append((metric.name, error))
+            elif result is None:
                 skipped.append((metric.name, "not_applicable"))
-            elif isinstance(result, Score):
-                scores.append(result)
             else:
-                self._tm.metric_errors.labels(metric.name, "bad_result").inc()
-                errors.append((metric.name, f"returned {type(result).__name__}, not Score or None"))
+                scores.append(result)
         return ScoredCase(
             case=case, scores=tuple(scores), skipped=tuple(skipped), errors=tuple(errors),
-            metric_dimensions=dimensions,
+            metric_dimensions={m.name: m.dimension.value for m in metrics},
         )
+
+    def _run_sync(self, metric: BaseMetric, case: EvalCase) -> _Outcome:
+        started = time.perf_counter()
+        try:
+            result = metric.measure(case)
+        except Exception as err:  # a metric bug must never take the daemon down
+            return self._failed(metric, err, started)
+        self._observe(metric.name, started)
+        return self._checked(metric, result)
+
+    async def _run_async(self, metric: BaseMetric, case: EvalCase) -> _Outcome:
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(self._timeout):
+                result = await metric.a_measure(case)
+        except TimeoutError:
+            self._observe(metric.name, started)
+            self._tm.metric_errors.labels(metric.name, "timeout").inc()
+            self._log.log(logging.WARNING, f"timeout:{metric.name}", "metric %s timed out", metric.name)
+            return None, f"timed out after {self._timeout:g}s"
+        except Exception as err:
+            return self._failed(metric, err, started)
+        self._observe(metric.name, started)
+        return self._checked(metric, result)
+
+    def _failed(self, metric: BaseMetric, err: Exception, started: float) -> _Outcome:
+        self._observe(metric.name, started)
+        self._tm.metric_errors.labels(metric.name, "exception").inc()
+        self._log.log(
+            logging.WARNING, f"exc:{metric.name}", "metric %s failed: %s: %s", metric.name, type(err).__name__, err
+        )
+        return None, f"{type(err).__name__}: {err}"[:300]
+
+    def _checked(self, metric: BaseMetric, result: object) -> _Outcome:
+        if result is None or isinstance(result, Score):
+            return result, None
+        self._tm.metric_errors.labels(metric.name, "bad_result").inc()
+        return None, f"returned {type(result).__name__}, not Score or None"
+
+    def _observe(self, name: str, started: float) -> None:
+        child = self._durations.get(name)
+        if child is None:
+            child = self._durations[name] = self._tm.metric_duration.labels(name)
+        child.observe(time.perf_counter() - started)

@@ -46,7 +46,7 @@ from integration.daemon import free_port  # noqa: E402
 REFERENCE_SERVER = textwrap.dedent('''
     import asyncio, sys
     import grpc
-    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
     def touch(value):
         kind = value.WhichOneof("value")

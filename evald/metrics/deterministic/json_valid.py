@@ -41,7 +41,7 @@ class JsonValidMetric(BaseMetric):
             return None
         if isinstance(output, str):
             try:
-                value = json.loads(output, parse_constant=_reject_constant)
+                value = _STRICT_DECODER.decode(output)
             except json.JSONDecodeError as err:
                 return self.score(0.0, f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}")
             except (ValueError, RecursionError) as err:
@@ -55,6 +55,9 @@ class JsonValidMetric(BaseMetric):
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not allowed in strict JSON")
+
+
+_STRICT_DECODER = json.JSONDecoder(parse_constant=_reject_constant)  # built once: loads() would build one per call
 
 
 def _type_name(value: Any) -> str:
