@@ -9,8 +9,11 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge
+
+from evald.loop_histogram import LoopHistogram
 
 _DURATION_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
@@ -72,9 +75,8 @@ class Telemetry:
         )
         self.queue_size = Gauge("evald_queue_size", "Cases waiting for a worker.", registry=r)
         self.queue_capacity = Gauge("evald_queue_capacity", "Capacity of the case queue.", registry=r)
-        self.metric_duration = Histogram(
-            "evald_metric_duration_seconds", "Time one metric took on one case.", ["metric"],
-            buckets=_DURATION_BUCKETS, registry=r,
+        self.metric_duration = LoopHistogram(
+            "evald_metric_duration_seconds", "Time one metric took on one case.", "metric", _DURATION_BUCKETS, r
         )
         self.metric_errors = Counter(
             "evald_metric_errors", "Metric evaluations that raised or timed out.", ["metric", "reason"], registry=r
@@ -101,6 +103,22 @@ class HealthState:
     @property
     def ready(self) -> bool:
         return self.started and not self.stopping and all(self.components.values())
+
+
+class LabelCache:
+    """Bound children of a one-label metric, so hot paths skip ``labels()`` (a lock and a dict build per call)."""
+
+    __slots__ = ("_metric", "_children")
+
+    def __init__(self, metric: Any) -> None:
+        self._metric = metric
+        self._children: dict[str, Any] = {}
+
+    def get(self, value: str) -> Any:
+        child = self._children.get(value)
+        if child is None:
+            child = self._children[value] = self._metric.labels(value)
+        return child
 
 
 class RateLimitedLog:

@@ -11,7 +11,7 @@ the tool responses of later inference inputs. Not evaluable: ``no_inference_span
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from evald import semconv as sc
@@ -25,33 +25,26 @@ _USER = frozenset({"user"})
 _OUTPUT_ROLES = frozenset({"assistant", "model"})
 
 
-@dataclass(frozen=True, slots=True)
 class _Call:
-    """One inference span with its content resolved."""
+    """One inference span with its content resolved (derived texts computed once: cases read them often)."""
 
-    span: SpanRecord
-    operation: str
-    content: CallContent
-    attrs: Mapping[str, Any]  # span attributes, completed from its log records' payloads
-    error: bool
+    __slots__ = ("span", "operation", "content", "attrs", "error", "input_text", "output_text", "requested_tools",
+                 "messages", "tokens")
 
-    @property
-    def input_text(self) -> str | None:
-        return text_of(self.content.input, _USER, last=True)
-
-    @property
-    def output_text(self) -> str | None:
-        return text_of(self.content.output, _OUTPUT_ROLES) or text_of(self.content.output)
-
-    @property
-    def requested_tools(self) -> tuple[ToolCall, ...]:
-        return tuple(c for m in self.content.output for c in m.tool_calls)
-
-    @property
-    def messages(self) -> tuple[Message, ...]:
-        system, inputs = self.content.system, self.content.input
+    def __init__(self, span: SpanRecord, operation: str, content: CallContent, attrs: Mapping[str, Any],
+                 error: bool) -> None:
+        self.span = span
+        self.operation = operation
+        self.content = content
+        self.attrs = attrs  # span attributes, completed from its log records' payloads
+        self.error = error
+        self.input_text: str | None = text_of(content.input, _USER, last=True)
+        self.output_text: str | None = text_of(content.output, _OUTPUT_ROLES) or text_of(content.output)
+        self.requested_tools: tuple[ToolCall, ...] = tuple(c for m in content.output for c in m.tool_calls)
+        system, inputs = content.system, content.input
         head = (Message("system", system),) if system and not any(is_system_role(m.role) for m in inputs) else ()
-        return (*head, *inputs, *self.content.output)
+        self.messages: tuple[Message, ...] = (*head, *inputs, *content.output)
+        self.tokens: tuple[int | None, int | None] = _tokens(attrs)
 
 
 class GenAISemconvMapper:
@@ -115,7 +108,7 @@ class GenAISemconvMapper:
     def _llm_case(self, trace: AssembledTrace, call: _Call, tools: Mapping[str, ToolCall], agent: str | None
                   ) -> EvalCase:
         attrs = call.attrs
-        tin, tout = _tokens(attrs)
+        tin, tout = call.tokens
         reasons = str_list(attrs.get(sc.RESPONSE_FINISH_REASONS)) or list(call.content.finish_reasons)
         meta: dict[str, Any] = {"convention": self.name, "operation": call.operation, **_present(
             response_id=as_str(attrs.get(sc.RESPONSE_ID)), agent_name=agent,
@@ -148,8 +141,8 @@ class GenAISemconvMapper:
         roots = [s for s in spans if s.is_root]
         anchor = roots[0] if roots else next(s for s in spans if s.span_id in attrs)
         last = calls[-1]
-        tin = _sum_known(*(_tokens(c.attrs)[0] for c in calls))
-        tout = _sum_known(*(_tokens(c.attrs)[1] for c in calls))
+        tin = _sum_known(*(c.tokens[0] for c in calls))
+        tout = _sum_known(*(c.tokens[1] for c in calls))
         system = next((c.system for _, c in agents if c.system), None) or next(
             (c.content.system for c in calls if c.content.system), None)
         names = [(as_str(a.attributes.get(sc.AGENT_NAME)), as_str(a.attributes.get(sc.WORKFLOW_NAME)))

@@ -14,6 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from evald.case import Document
 
 # literal_eval on attacker-controlled text: bounded size; deep nesting raises RecursionError, which is caught
@@ -43,6 +45,10 @@ def parse_structured(value: Any) -> Any:
     text = value.strip()
     if not text or text[0] not in "[{(\"":
         return value
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass  # also big integers, NaN, lone surrogates: the stdlib parser below accepts those
     try:
         return json.loads(text)
     except (ValueError, RecursionError):

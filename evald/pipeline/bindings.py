@@ -50,15 +50,17 @@ class MetricSpec(ComponentConfig):
 class MetricBinding:
     """A built metric plus where it applies."""
 
-    __slots__ = ("metric", "scope", "filter")
+    __slots__ = ("metric", "scope", "filter", "_unfiltered")
 
     def __init__(self, metric: BaseMetric, scope: str, metric_filter: MetricFilter) -> None:
         self.metric = metric
         self.scope = scope
         self.filter = metric_filter
+        self._unfiltered = metric_filter.service_name is None and metric_filter.model is None and (
+            metric_filter.provider is None)
 
     def applies_to(self, case: EvalCase) -> bool:
-        return (self.scope == "all" or self.scope == case.scope) and self.filter.matches(case)
+        return (self.scope == "all" or self.scope == case.scope) and (self._unfiltered or self.filter.matches(case))
 
 
 def build_bindings(specs: list[MetricSpec]) -> list[MetricBinding]:

@@ -30,7 +30,7 @@ from evald.model import AssembledTrace, ScoredCase
 from evald.pipeline.bindings import MetricBinding
 from evald.pipeline.sampling import Sampler
 from evald.pipeline.scoring import CaseScorer
-from evald.telemetry import RateLimitedLog, Telemetry
+from evald.telemetry import LabelCache, RateLimitedLog, Telemetry
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +41,10 @@ class PipelineConfig(ComponentConfig):
     metric_timeout: Duration = Field(30.0, description="Deadline per metric per case; past it the outcome is `error`.")
     export_timeout: Duration = Field(10.0, description="Deadline per exporter per batch of scores.")
     shutdown_timeout: Duration = Field(10.0, description="Drain deadline on SIGTERM; work left is dropped and counted.")
+
+
+#: Most cases a worker takes from the queue at once; their scores go to the exporters as one batch.
+_MAX_BATCH = 64
 
 
 @dataclass(slots=True)
@@ -72,6 +76,9 @@ class EvaluationPipeline:
         self._log = RateLimitedLog(logger)
         self._closed = False
         telemetry.queue_capacity.set(config.queue_size)
+        telemetry.queue_size.set_function(self._queue.qsize)  # read at scrape time, not on every put/get
+        self._case_counters = LabelCache(telemetry.cases)
+        self._scored_counters = LabelCache(telemetry.scored_cases)
 
     @property
     def queue_depth(self) -> int:
@@ -94,7 +101,7 @@ class EvaluationPipeline:
                 )
             sampled = self._sampler.sampled(trace.trace_id)
             for case in result.cases:
-                self._tm.cases.labels(case.scope).inc()
+                self._case_counters.get(case.scope).inc()
                 if not sampled:
                     self._tm.cases_sampled_out.labels(case.scope).inc()
                     continue
@@ -103,7 +110,6 @@ class EvaluationPipeline:
                     continue
                 completion.hold()
                 await self._queue.put(_Work(case, bindings, completion))
-                self._tm.queue_size.set(self._queue.qsize())
         finally:
             completion.release()
 
@@ -115,21 +121,46 @@ class EvaluationPipeline:
 
     async def _work_loop(self) -> None:
         while True:
-            work = await self._queue.get()
-            self._tm.queue_size.set(self._queue.qsize())
+            batch = [await self._queue.get()]
+            while len(batch) < _MAX_BATCH and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
             try:
-                scored = await self._scorer.score(work.case, work.bindings)
-                self._tm.scored_cases.labels(work.case.scope).inc()
-                await self._fan_out(scored)
+                await self._fan_out(await self._score_batch(batch))
             except Exception:  # never let a worker die
-                self._tm.cases_dropped.labels("worker_error").inc()
-                logger.exception("worker failed on a case of trace %s", work.case.trace_id)
+                self._tm.cases_dropped.labels("worker_error").inc(len(batch))
+                logger.exception("worker failed on a batch of %d cases", len(batch))
             finally:
-                work.completion.release()
-                self._queue.task_done()
+                for work in batch:
+                    work.completion.release()
+                    self._queue.task_done()
 
-    async def _fan_out(self, scored: ScoredCase) -> None:
-        batch = (scored,)
+    async def _score_batch(self, batch: list[_Work]) -> list[ScoredCase]:
+        """Score what is queued together; cases with async metrics (judges) are scored concurrently."""
+        if any(b.metric.is_async for work in batch for b in work.bindings):
+            results = await asyncio.gather(
+                *(self._scorer.score(w.case, w.bindings) for w in batch), return_exceptions=True
+            )
+        else:
+            results = []
+            for work in batch:
+                try:
+                    results.append(await self._scorer.score(work.case, work.bindings))
+                except Exception as err:
+                    results.append(err)
+        scored: list[ScoredCase] = []
+        for work, result in zip(batch, results, strict=True):
+            if isinstance(result, BaseException):
+                self._tm.cases_dropped.labels("worker_error").inc()
+                self._log.log(logging.ERROR, "score-bug", "scoring failed on a case of trace %s: %r",
+                              work.case.trace_id, result)
+                continue
+            self._scored_counters.get(work.case.scope).inc()
+            scored.append(result)
+        return scored
+
+    async def _fan_out(self, batch: Sequence[ScoredCase]) -> None:
+        if not batch:
+            return
         for exporter in self._exporters:
             try:
                 async with asyncio.timeout(self._cfg.export_timeout):
@@ -167,4 +198,3 @@ class EvaluationPipeline:
             self._tm.cases_dropped.labels("shutdown").inc()
             work.completion.release()
             self._queue.task_done()
-        self._tm.queue_size.set(0)
