@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import sys
 from collections.abc import Sequence
@@ -76,6 +77,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_CONFIG
 
 
+#: Allocations between young-generation collections. The default (700) makes a daemon holding tens of thousands
+#: of traces in its window spend a noticeable share of CPU in the cyclic GC; evald's data is acyclic.
+GC_GEN0_THRESHOLD = 50_000
+
+
+def tune_gc() -> None:
+    """Move everything alive after startup (modules, config, servers) out of the collector's view and make young
+    collections rarer: the usual tuning for long-running Python servers."""
+    gc.collect()
+    gc.freeze()
+    _, gen1, gen2 = gc.get_threshold()
+    gc.set_threshold(GC_GEN0_THRESHOLD, gen1, gen2)
+
+
 def _run(cfg: ResolvedConfig) -> int:
     from evald.logsetup import configure_logging
     from evald.service import EvaldService
@@ -89,6 +104,7 @@ def _run(cfg: ResolvedConfig) -> int:
         except Exception:
             await service.shutdown()
             raise
+        tune_gc()
         await service.run_until_stopped()
 
     try:
