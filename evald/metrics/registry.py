@@ -10,16 +10,31 @@ from importlib.metadata import entry_points
 
 from evald.metrics.base import BaseMetric
 
-#: kind -> "module:Class". Adding a built-in metric is one line here plus its own file.
-BUILTIN_METRICS: dict[str, str] = {
-    "exact_match": "evald.metrics.deterministic.exact_match:ExactMatchMetric",
-    "contains": "evald.metrics.deterministic.contains:ContainsMetric",
-    "regex": "evald.metrics.deterministic.regex:RegexMetric",
-    "json_valid": "evald.metrics.deterministic.json_valid:JsonValidMetric",
-    "latency": "evald.metrics.operational.latency:LatencyMetric",
-    "token_usage": "evald.metrics.operational.token_usage:TokenUsageMetric",
-    "error_free": "evald.metrics.operational.error_free:ErrorFreeMetric",
-}
+#: The families of built-in metrics. Each family package lists its metrics in ``METRICS`` (kind ->
+#: "module:Class") in its ``__init__.py``; adding a built-in metric is one line there plus its own file.
+BUILTIN_FAMILIES: tuple[str, ...] = (
+    "deterministic", "similarity", "retrieval", "agent", "operational", "safety", "conversation",
+)
+
+
+def _builtin_metrics() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for family in BUILTIN_FAMILIES:
+        try:
+            module = importlib.import_module(f"evald.metrics.{family}")
+        except ModuleNotFoundError as err:
+            if err.name != f"evald.metrics.{family}":
+                raise
+            continue  # a family not shipped (yet)
+        for kind, target in getattr(module, "METRICS", {}).items():
+            if kind in out:
+                raise RuntimeError(f"metric kind {kind!r} is registered twice ({out[kind]} and {target})")
+            out[kind] = target
+    return out
+
+
+#: kind -> "module:Class" for every built-in metric.
+BUILTIN_METRICS: dict[str, str] = _builtin_metrics()
 
 ENTRY_POINT_GROUP = "evald.metrics"
 

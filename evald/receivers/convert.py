@@ -84,7 +84,13 @@ def any_value(value: AnyValue) -> Any:
 
 def attributes(kvs: Iterable[KeyValue]) -> dict[str, Any]:
     """OTLP ``repeated KeyValue`` -> ``dict`` (the last of duplicate keys wins)."""
-    return {kv.key: any_value(kv.value) for kv in kvs}
+    out: dict[str, Any] = {}
+    for kv in kvs:
+        value = kv.value
+        kind = value.WhichOneof("value")
+        # inlined scalar case: most attributes are scalars and a call per attribute is a visible cost here
+        out[kv.key] = getattr(value, kind) if kind in _SCALARS else any_value(value)
+    return out
 
 
 def convert_traces(request: ExportTraceServiceRequest) -> Converted[SpanRecord]:
@@ -122,7 +128,7 @@ def convert_traces(request: ExportTraceServiceRequest) -> Converted[SpanRecord]:
                         kind=span.kind,
                         start_time_unix_nano=span.start_time_unix_nano,
                         end_time_unix_nano=span.end_time_unix_nano,
-                        attributes={kv.key: any_value(kv.value) for kv in span.attributes},
+                        attributes=attributes(span.attributes),
                         events=tuple(
                             SpanEvent(ev.name, ev.time_unix_nano, attributes(ev.attributes)) for ev in events
                         )
