@@ -26,7 +26,7 @@ _HEADERS = {"default_threshold": "threshold"}
 
 def describe(cls: type[BaseMetric]) -> dict[str, Any]:
     """``BaseMetric.describe()`` plus the names of the metric's options."""
-    return {**cls.describe(), "options": list(cls.Options.model_fields)}
+    return {**cls.describe(), "options": [f.alias or n for n, f in cls.Options.model_fields.items()]}
 
 
 def list_rows() -> list[dict[str, Any]]:
@@ -104,7 +104,8 @@ def _section(cls: type[BaseMetric]) -> list[str]:
             default = "-"
         else:
             default = f"`{json.dumps(field.default, default=str)}`"
-        lines.append(f"| `{name}` | {_md(_type_name(field.annotation))} | {_md(default)} | "
+        key = field.alias or name  # the key users write in config (e.g. `schema`, stored as `schema_`)
+        lines.append(f"| `{key}` | {_md(_type_name(field.annotation))} | {_md(default)} | "
                      f"{_md(field.description or '')} |")
     return lines
 

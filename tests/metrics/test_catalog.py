@@ -36,7 +36,7 @@ def test_render_table_is_aligned() -> None:
     lines = render_table(rows).splitlines()
     assert len(lines) == len(rows) + 2
     assert lines[0].split() == ["kind", "family", "dimension", "threshold", "version", "requires", "summary"]
-    starts = [line.index(rows[i]["family"]) for i, line in enumerate(lines[2:])]
+    starts = [line.index(rows[i]["family"], len(rows[i]["kind"])) for i, line in enumerate(lines[2:])]
     assert len(set(starts)) == 1, "the family column must line up"
 
 

@@ -24,6 +24,18 @@ SAMPLE_OPTIONS: dict[str, dict[str, Any]] = {
     "regex": {"pattern": "Paris"},
     "latency": {"max_ms": 1000},
     "token_usage": {"max_tokens": 1000},
+    "cost": {"max_usd": 1.0},
+    "time_to_first_token": {"max_ms": 1000},
+    "args_valid": {"policy": {"tools": {"search": {"required": ["q"], "arguments": {"q": {"type": "string"}}}}}},
+    "sequence_valid": {"rules": [{"type": "require", "tool": "search"}]},
+    "tool_blocklist": {"blocklist": ["admin_*"]},
+    "tool_called": {"tool": "search"},
+    "tool_not_called": {"tool": "delete_*"},
+    "tool_called_with": {"tool": "search", "arguments": {"q": "capital of France"}},
+    "tool_call_order": {"order": ["search", "answer"]},
+    "steps_below": {"max_steps": 5},
+    "json_schema": {"schema": {"type": "string"}},
+    "ordinal_distance": {"scale": ["bad", "ok", "good"]},
 }
 
 FULL_CASE = EvalCase(

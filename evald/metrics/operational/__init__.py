@@ -4,4 +4,7 @@ METRICS: dict[str, str] = {
     "latency": "evald.metrics.operational.latency:LatencyMetric",
     "token_usage": "evald.metrics.operational.token_usage:TokenUsageMetric",
     "error_free": "evald.metrics.operational.error_free:ErrorFreeMetric",
+    "cost": "evald.metrics.operational.cost:CostMetric",
+    "retry_count": "evald.metrics.operational.retry_count:RetryCountMetric",
+    "time_to_first_token": "evald.metrics.operational.time_to_first_token:TimeToFirstTokenMetric",
 }

@@ -1,0 +1,44 @@
+"""``retrieval_mrr``: the reciprocal rank of the first relevant document within the top k."""
+
+from __future__ import annotations
+
+from typing import ClassVar, cast
+
+from evald.case import Dimension, EvalCase, Score
+from evald.config.base import ComponentConfig
+from evald.metrics.base import BaseMetric
+from evald.metrics.retrieval.common import RelevanceOptions, judge_ranking
+
+
+class RetrievalMrrMetric(BaseMetric):
+    """The reciprocal rank of the first relevant retrieved document (0 when none is in the top k).
+
+    Reads ``context`` (the retrieved documents, in retrieval order) and the relevance labels, which resolve
+    from the case's ``metadata["relevant_ids"]`` / ``metadata["relevance"]``, then ``expected`` when it is a
+    mapping with those keys, then the options ``relevant_ids`` / ``relevance`` (a document is relevant when its
+    grade is above 0). The cutoff k is the case's ``metadata["k"]``, else the option ``k``, else 5
+    (``DEFAULT_K`` in ``evald/metrics/retrieval/common.py``, which documents the resolution in full).
+
+    Value: 1 / rank of the first relevant document (rank 1 = first retrieved), or 0 when no relevant document
+    is within the top k. Averaged over cases by the summary, this is the mean reciprocal rank. A document
+    without an id is never relevant but still takes its rank.
+
+    Not applicable when there are no retrieved documents, or no relevance labels (or none grades a document
+    as relevant).
+    """
+
+    kind: ClassVar[str] = "retrieval_mrr"
+    family: ClassVar[str] = "retrieval"
+    dimension: ClassVar[Dimension] = Dimension.GROUNDEDNESS
+    default_threshold: ClassVar[float] = 0.5
+    requires: ClassVar[tuple[str, ...]] = ("context", "expected", "metadata")
+    Options: ClassVar[type[ComponentConfig]] = RelevanceOptions
+
+    def measure(self, eval_case: EvalCase) -> Score | None:
+        ranking = judge_ranking(eval_case, cast(RelevanceOptions, self.options))
+        if ranking is None:
+            return None
+        ranks = ranking.relevant_ranks
+        if not ranks:
+            return self.score(0.0, f"no relevant document in the top {ranking.k}", **ranking.summary())
+        return self.score(1.0 / ranks[0], f"first relevant document at rank {ranks[0]}", **ranking.summary())

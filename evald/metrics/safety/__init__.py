@@ -1,0 +1,8 @@
+"""Safety metrics (PII and secret leaks, prompt injection, refusals): reported apart, never averaged with others."""
+
+METRICS: dict[str, str] = {
+    "pii_leak": "evald.metrics.safety.pii_leak:PiiLeakMetric",
+    "secret_leak": "evald.metrics.safety.secret_leak:SecretLeakMetric",
+    "prompt_injection": "evald.metrics.safety.prompt_injection:PromptInjectionMetric",
+    "refusal": "evald.metrics.safety.refusal:RefusalMetric",
+}
