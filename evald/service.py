@@ -24,6 +24,7 @@ from evald.interfaces import Exporter, Source
 from evald.mapping.router import MapperRouter, default_mappers
 from evald.pipeline.bindings import build_bindings
 from evald.pipeline.engine import EvaluationPipeline
+from evald.pipeline.goldens import ReferenceResolver
 from evald.pipeline.sampling import Sampler
 from evald.telemetry import Telemetry
 
@@ -67,6 +68,7 @@ class EvaldService:
             build_bindings(config.metrics),
             self.exporters,
             self.telemetry,
+            ReferenceResolver.from_config(root.goldens),
         )
         self.window = TraceWindow(root.assembly, self.telemetry)
         self._stop = asyncio.Event()

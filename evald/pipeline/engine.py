@@ -28,6 +28,7 @@ from evald.interfaces import Exporter
 from evald.mapping.router import MapperRouter
 from evald.model import AssembledTrace, ScoredCase
 from evald.pipeline.bindings import MetricBinding
+from evald.pipeline.goldens import ReferenceResolver
 from evald.pipeline.sampling import Sampler
 from evald.pipeline.scoring import CaseScorer
 from evald.telemetry import LabelCache, RateLimitedLog, Telemetry
@@ -63,8 +64,10 @@ class EvaluationPipeline:
         bindings: Sequence[MetricBinding],
         exporters: Sequence[Exporter],
         telemetry: Telemetry,
+        references: ReferenceResolver | None = None,
     ) -> None:
         self._cfg = config
+        self._references = references or ReferenceResolver()
         self._router = router
         self._sampler = sampler
         self._bindings = list(bindings)
@@ -105,6 +108,7 @@ class EvaluationPipeline:
                 if not sampled:
                     self._tm.cases_sampled_out.labels(case.scope).inc()
                     continue
+                case = self._references.resolve(case, trace)
                 bindings = [b for b in self._bindings if b.applies_to(case)]
                 if not bindings:
                     continue
