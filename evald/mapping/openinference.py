@@ -1,0 +1,290 @@
+"""Mapper for Arize OpenInference spans (``openinference.span.kind``): spans -> EvalCases (standards section 2).
+
+One ``llm_call`` case per LLM span that made a model call (see ``openinference_calls``) and one ``trace`` case per
+trace. LLM spans nested in another LLM span (LangChain's chat model span around the OpenAI client span) trace one
+call: only the innermost is counted, completed from its wrapper when it is the wrapper's only call. Spans under an
+EVALUATOR span (a judge's own calls) are ignored. The trace case takes the question and final answer from the
+top-most CHAIN/AGENT span enclosing the calls (``input.value`` / ``output.value``, see ``openinference_payloads``),
+else from the calls; tools from TOOL spans and messages, documents from RETRIEVER/RERANKER spans (see
+``openinference_tools``); tokens and ``llm.cost.*`` summed over the counted calls; model = the last call's response
+model; error = any call failed. Also read: ``session.id``, ``user.id``, ``metadata`` (JSON), ``tag.tags``,
+``agent.name``.
+Not evaluable: ``no_inference_span`` (only embeddings, retrievers, ...), ``no_input``, ``no_output`` (an errored
+call without output stays evaluable). A trace whose only model calls are OTel GenAI spans (an OpenInference chain
+around an OTel-instrumented client) is handed to :class:`GenAISemconvMapper`. Pure; bad data gives warnings.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar, Final
+
+from evald.case import EvalCase, ToolCall
+from evald.interfaces import MappingResult, NotEvaluable
+from evald.mapping import openinference_fields as oi
+from evald.mapping.genai_semconv import GenAISemconvMapper
+from evald.mapping.openinference_calls import LLMCall, read_call, scalar_parameters
+from evald.mapping.openinference_payloads import answer_text, payload, user_text
+from evald.mapping.openinference_tools import ToolLedger, span_documents, tool_from_span, unique_documents
+from evald.mapping.values import as_dict, as_str
+from evald.model import AssembledTrace, SpanRecord
+
+_FRAMES: Final = frozenset({oi.CHAIN, oi.AGENT})
+
+
+class OpenInferenceMapper:
+    """SpanMapper for OpenInference spans. Route it before ``genai_semconv``."""
+
+    name: ClassVar[str] = "openinference"
+
+    def matches(self, trace: AssembledTrace) -> bool:
+        try:
+            return any(oi.SPAN_KIND in s.attributes for s in trace.spans)
+        except Exception:  # a hostile attributes mapping
+            return False
+
+    def map(self, trace: AssembledTrace) -> MappingResult:
+        try:
+            return self._map(trace)
+        except Exception as err:  # garbage must never escape a mapper
+            return MappingResult(not_evaluable=(NotEvaluable("mapper_error", self.name, type(err).__name__),))
+
+    def _map(self, trace: AssembledTrace) -> MappingResult:
+        spans = sorted(trace.spans, key=lambda s: (s.start_time_unix_nano, s.span_id))
+        tree = _Tree(spans)
+        llm_spans = [s for s in spans if tree.kind(s) == oi.LLM and not tree.judged(s)]
+        if not llm_spans:
+            genai = GenAISemconvMapper()
+            if genai.matches(trace):
+                return genai.map(trace)
+            kinds = sorted({k for s in spans if (k := tree.kind(s))})
+            return MappingResult(not_evaluable=(NotEvaluable("no_inference_span", self.name,
+                                                             "kinds: " + ",".join(kinds)),))
+        warnings: list[str] = []
+        calls = _read_calls(llm_spans, tree, warnings)
+        if not calls:
+            return MappingResult(not_evaluable=(NotEvaluable("unreadable_inference_span", self.name),),
+                                 warnings=tuple(warnings))
+        tools = _merge_tools(spans, tree, calls, warnings)
+        cases: list[EvalCase] = []
+        skipped: list[NotEvaluable] = []
+        for call in calls:
+            reason = _not_evaluable_reason(call.input_text, call.output_text or call.requested_tools, call.error)
+            if reason:
+                skipped.append(NotEvaluable(reason, self.name, f"llm_call {call.span.name}", "llm_call",
+                                            call.span.span_id))
+            else:
+                cases.append(self._llm_case(trace, call, tools, tree))
+        try:
+            trace_case = self._trace_case(trace, spans, tree, calls, tools, warnings)
+        except Exception as err:
+            trace_case = NotEvaluable("mapper_error", self.name, f"trace case: {type(err).__name__}")
+        if isinstance(trace_case, NotEvaluable):
+            skipped.append(trace_case)
+        else:
+            cases.append(trace_case)
+        return MappingResult(cases=tuple(cases), not_evaluable=tuple(skipped), warnings=tuple(warnings))
+
+    def _llm_case(self, trace: AssembledTrace, call: LLMCall, tools: Mapping[str, ToolCall], tree: _Tree
+                  ) -> EvalCase:
+        lineage = tree.lineage(call.span)
+        meta: dict[str, Any] = {"convention": self.name, "span_kind": oi.LLM, **_context(lineage[:1], lineage)}
+        for key, value in (("response_id", call.response_id), ("finish_reasons", list(call.finish_reasons)),
+                           ("invocation_parameters", scalar_parameters(call.span.attributes))):
+            if value:
+                meta[key] = value
+        return EvalCase(
+            input=call.input_text, output=call.output_text, messages=call.messages,
+            tool_calls=tuple(tools.get(c.id, c) if c.id else c for c in call.requested_tools),
+            latency_ms=call.span.duration_ms, token_count=call.token_count, cost_usd=call.cost_usd,
+            tags=_tags(lineage), metadata=meta,
+            trace_id=trace.trace_id, span_id=call.span.span_id, scope="llm_call",
+            model=call.response_model or call.request_model, request_model=call.request_model,
+            provider=call.provider, system_prompt=call.system, input_tokens=call.prompt_tokens,
+            output_tokens=call.completion_tokens, error=call.error, service_name=call.span.service_name)
+
+    def _trace_case(self, trace: AssembledTrace, spans: Sequence[SpanRecord], tree: _Tree,
+                    calls: Sequence[LLMCall], tools: Mapping[str, ToolCall], warnings: list[str]
+                    ) -> EvalCase | NotEvaluable:
+        frames = tree.frames(calls)
+        question = next((t for f in frames if (t := user_text(payload(f.attributes, "input")))), None) or next(
+            (t for c in calls if (t := c.input_text)), None)
+        answer = next((t for f in reversed(frames) if (t := answer_text(payload(f.attributes, "output")))),
+                      None) or next((t for c in reversed(calls) if (t := c.output_text)), None)
+        error = any(c.error for c in calls)
+        reason = _not_evaluable_reason(question, answer, error)
+        if reason:
+            return NotEvaluable(reason, self.name, f"trace with {len(calls)} llm span(s)")
+        roots = [s for s in spans if s.is_root]
+        anchor = roots[0] if roots else (frames[0] if frames else calls[0].span)
+        last = calls[-1]
+        prompt = _sum_known(c.prompt_tokens for c in calls)
+        completion = _sum_known(c.completion_tokens for c in calls)
+        total = _sum_known(c.token_count for c in calls)
+        meta: dict[str, Any] = {"convention": self.name, "llm_call_count": len(calls),
+                                **_context([*frames, anchor], spans)}
+        if agent := next((a for s in spans if (a := as_str(s.attributes.get(oi.AGENT_NAME)))), None) or next(
+                (s.name for s in frames if tree.kind(s) == oi.AGENT and s.name), None):
+            meta["agent_name"] = agent
+        return EvalCase(
+            input=question, output=answer, context=_documents(spans, tree, warnings), messages=last.messages,
+            tool_calls=tuple(tools.values()), latency_ms=anchor.duration_ms if len(roots) == 1 else _extent_ms(spans),
+            token_count=total, cost_usd=_sum_cost(c.cost_usd for c in calls), tags=_tags(spans), metadata=meta,
+            trace_id=trace.trace_id, span_id=anchor.span_id,
+            scope="trace", model=last.response_model, request_model=last.request_model,
+            provider=next((p for c in reversed(calls) if (p := c.provider)), None),
+            system_prompt=next((c.system for c in calls if c.system), None), input_tokens=prompt,
+            output_tokens=completion, error=error,
+            service_name=anchor.service_name or next((s.service_name for s in spans if s.service_name), None))
+
+
+class _Tree:
+    """Span kinds and ancestry of one trace (cycle-safe; a missing parent ends the chain)."""
+
+    def __init__(self, spans: Sequence[SpanRecord]) -> None:
+        self.by_id = {s.span_id: s for s in spans}
+        self.kinds = {s.span_id: k for s in spans if (k := oi.span_kind(s))}
+        self._lineage: dict[str, list[SpanRecord]] = {}
+
+    def kind(self, span: SpanRecord) -> str | None:
+        return self.kinds.get(span.span_id)
+
+    def lineage(self, span: SpanRecord) -> list[SpanRecord]:
+        """The span and its ancestors present in the trace, nearest first."""
+        if (cached := self._lineage.get(span.span_id)) is not None:
+            return cached
+        chain, seen = [span], {span.span_id}
+        while (parent := self.by_id.get(chain[-1].parent_span_id or "")) is not None and parent.span_id not in seen:
+            seen.add(parent.span_id)
+            chain.append(parent)
+        self._lineage[span.span_id] = chain
+        return chain
+
+    def judged(self, span: SpanRecord) -> bool:
+        """Under (or itself) an EVALUATOR span: an evaluation's own work, not the application's."""
+        return any(self.kind(a) == oi.EVALUATOR for a in self.lineage(span))
+
+    def frames(self, calls: Sequence[LLMCall]) -> list[SpanRecord]:
+        """Top-most CHAIN/AGENT spans that enclose at least one counted call, in start order."""
+        tops: dict[str, SpanRecord] = {}
+        for call in calls:
+            enclosing = [a for a in self.lineage(call.span)[1:] if self.kind(a) in _FRAMES and not self.judged(a)]
+            if enclosing:
+                tops.setdefault(enclosing[-1].span_id, enclosing[-1])
+        return sorted(tops.values(), key=lambda s: (s.start_time_unix_nano, s.span_id))
+
+
+def _read_calls(llm_spans: Sequence[SpanRecord], tree: _Tree, warnings: list[str]) -> list[LLMCall]:
+    """The innermost LLM spans, each completed from wrapping LLM spans that contain no other call; overlapping
+    spans with the same provider response id are one call."""
+    llm_ids = {s.span_id for s in llm_spans}
+    outers = {s.span_id: [a for a in tree.lineage(s)[1:] if a.span_id in llm_ids] for s in llm_spans}
+    wrapped = {a.span_id for chain in outers.values() for a in chain}
+    leaves = [s for s in llm_spans if s.span_id not in wrapped]
+    leaf_count = Counter(a.span_id for s in leaves for a in outers[s.span_id])
+    calls: list[LLMCall] = []
+    by_response: dict[str, list[int]] = {}  # provider response id -> indexes in calls
+    for span in leaves:
+        try:
+            call = read_call(span)
+            for outer in outers[span.span_id]:
+                if leaf_count[outer.span_id] == 1:
+                    call = call.completed_from(read_call(outer))
+            same = by_response.setdefault(call.response_id, []) if call.response_id else []
+            twin = next((i for i in same if _overlap(calls[i], call)), None)
+            if twin is None:
+                same.append(len(calls))
+                calls.append(call)
+            else:  # a second instrumentation traced the same call outside the first one's span
+                calls[twin] = calls[twin].completed_from(call)
+        except Exception as err:
+            warnings.append(f"span {span.span_id}: unreadable llm span ({type(err).__name__})")
+    return calls
+
+
+def _overlap(a: LLMCall, b: LLMCall) -> bool:
+    return (a.span.start_time_unix_nano <= b.span.end_time_unix_nano
+            and b.span.start_time_unix_nano <= a.span.end_time_unix_nano)
+
+
+def _merge_tools(spans: Sequence[SpanRecord], tree: _Tree, calls: Sequence[LLMCall], warnings: list[str]
+                 ) -> dict[str, ToolCall]:
+    """Every tool call of the trace in order, merged by call id. Sources in span start order: a call's input
+    (tool calls of the current turn, after the last user message; earlier turns only complete known ids; tool
+    responses), its requested tool calls, and TOOL spans."""
+    ledger = ToolLedger()
+    by_span = {c.span.span_id: c for c in calls}
+    for span in spans:
+        try:
+            if (call := by_span.get(span.span_id)) is not None:
+                turn = max((i for i, m in enumerate(call.inputs) if m.role == "user"), default=-1)
+                for i, message in enumerate(call.inputs):
+                    for requested in (c for c in message.tool_calls if c.id):
+                        ledger.add(requested, create=i > turn)
+                    if message.role == "tool" and message.content is not None:
+                        ledger.add_result(message.tool_call_id, message.name, message.content)
+                for requested in call.requested_tools:
+                    ledger.add(requested)
+            elif tree.kind(span) == oi.TOOL and not tree.judged(span):
+                ledger.add_executed(tool_from_span(span))
+        except Exception as err:
+            warnings.append(f"span {span.span_id}: unreadable tool data ({type(err).__name__})")
+    return ledger.calls
+
+
+def _documents(spans: Sequence[SpanRecord], tree: _Tree, warnings: list[str]) -> tuple[Any, ...]:
+    """Reranker outputs when a reranker ran (they are what reached the model), else every retriever's documents."""
+    retrieved: list[Any] = []
+    reranked: list[Any] = []
+    for span in spans:
+        kind = tree.kind(span)
+        try:
+            if kind == oi.RETRIEVER and not tree.judged(span):
+                retrieved.extend(span_documents(span, oi.RETRIEVAL_DOCUMENTS))
+            elif kind == oi.RERANKER and not tree.judged(span):
+                reranked.extend(span_documents(span, oi.RERANKER_OUTPUT_DOCUMENTS))
+        except Exception as err:
+            warnings.append(f"span {span.span_id}: unreadable documents ({type(err).__name__})")
+    return unique_documents(reranked or retrieved)
+
+
+def _context(owners: Sequence[SpanRecord], spans: Iterable[SpanRecord]) -> dict[str, Any]:
+    """``metadata`` (JSON object) of the first of ``owners`` carrying one; ``session_id`` / ``user_id``: the first
+    found along ``owners`` then ``spans`` (OpenInference propagates them to every span of the context)."""
+    out: dict[str, Any] = {}
+    if meta := next((m for s in owners if (m := as_dict(s.attributes.get(oi.METADATA)))), None):
+        out["metadata"] = meta
+    for key, attr in (("session_id", oi.SESSION_ID), ("user_id", oi.USER_ID)):
+        if value := next((v for s in (*owners, *spans) if (v := as_str(s.attributes.get(attr)))), None):
+            out[key] = value
+    return out
+
+
+def _tags(spans: Iterable[SpanRecord]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(t for s in spans for t in oi.tags(s.attributes)))
+
+
+def _not_evaluable_reason(user_input: object, output: object, error: bool) -> str | None:
+    if not user_input:
+        return "no_input"
+    if not output and not error:
+        return "no_output"
+    return None
+
+
+def _sum_known(values: Iterable[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def _sum_cost(values: Iterable[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def _extent_ms(spans: Iterable[SpanRecord]) -> float | None:
+    timed = [s for s in spans if s.end_time_unix_nano >= s.start_time_unix_nano > 0]
+    if not timed:
+        return None
+    return (max(s.end_time_unix_nano for s in timed) - min(s.start_time_unix_nano for s in timed)) / 1e6

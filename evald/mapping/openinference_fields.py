@@ -1,0 +1,259 @@
+"""OpenInference attribute names and readers for its flattened lists (standards section 2).
+
+OTLP attributes cannot hold objects, so OpenInference flattens lists as ``<prefix>.<i>.<path>``
+(``llm.input_messages.0.message.role``). The same data may also arrive as one attribute holding an OTLP array or
+kvlist (already ``list``/``dict`` here), a JSON string, or a mix; keys inside those may themselves be dotted
+(``{"message.role": "user"}``) or nested (``{"message": {"role": "user"}}``). :func:`indexed` folds every form into
+one list. Readers here: messages (``message.role|content|contents.{j}.message_content.*|tool_calls.{j}.tool_call.*|
+tool_call_id|name|function_call_*``), documents (``document.id|content|score|metadata``), token counts, span kind
+and error state. Indices are sorted numerically and never used to size a list (``.999999999.`` is harmless).
+Every reader is total: malformed items are skipped, nothing raises on bad data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from evald.case import Document, Message
+from evald.mapping.messages import message_from_dict
+from evald.mapping.values import MAPPING, as_count, as_dict, as_float, as_str, as_text, parse_structured
+from evald.model import STATUS_ERROR, STATUS_OK, SpanRecord
+
+SPAN_KIND: Final = "openinference.span.kind"
+INPUT_VALUE: Final = "input.value"
+INPUT_MIME_TYPE: Final = "input.mime_type"
+OUTPUT_VALUE: Final = "output.value"
+OUTPUT_MIME_TYPE: Final = "output.mime_type"
+INPUT_MESSAGES: Final = "llm.input_messages"
+OUTPUT_MESSAGES: Final = "llm.output_messages"
+PROMPTS: Final = "llm.prompts"  # legacy completions API: llm.prompts.{i}.prompt.text
+CHOICES: Final = "llm.choices"  # llm.choices.{i}.completion.text
+FUNCTION_CALL: Final = "llm.function_call"  # legacy OpenAI function call, JSON {name, arguments}
+MODEL_NAME: Final = "llm.model_name"
+REQUEST_MODEL_NAME: Final = "llm.request.model_name"
+RESPONSE_MODEL_NAME: Final = "llm.response.model_name"
+PROVIDER: Final = "llm.provider"
+SYSTEM: Final = "llm.system"
+INVOCATION_PARAMETERS: Final = "llm.invocation_parameters"
+FINISH_REASON: Final = "llm.finish_reason"
+TOKENS_PROMPT: Final = "llm.token_count.prompt"
+TOKENS_COMPLETION: Final = "llm.token_count.completion"
+TOKENS_TOTAL: Final = "llm.token_count.total"
+COST_TOTAL: Final = "llm.cost.total"
+COST_PROMPT: Final = "llm.cost.prompt"
+COST_COMPLETION: Final = "llm.cost.completion"
+RETRIEVAL_DOCUMENTS: Final = "retrieval.documents"
+RERANKER_OUTPUT_DOCUMENTS: Final = "reranker.output_documents"
+TOOL_NAME: Final = "tool.name"
+TOOL_DESCRIPTION: Final = "tool.description"
+TOOL_PARAMETERS: Final = "tool.parameters"
+TOOL_ID: Final = "tool.id"
+TOOL_CALL_ID: Final = "tool_call.id"
+TOOL_CALL_FUNCTION_NAME: Final = "tool_call.function.name"
+TOOL_CALL_FUNCTION_ARGUMENTS: Final = "tool_call.function.arguments"
+SESSION_ID: Final = "session.id"
+USER_ID: Final = "user.id"
+METADATA: Final = "metadata"
+TAGS: Final = "tag.tags"
+AGENT_NAME: Final = "agent.name"
+
+LLM: Final = "LLM"
+CHAIN: Final = "CHAIN"
+AGENT: Final = "AGENT"
+TOOL: Final = "TOOL"
+RETRIEVER: Final = "RETRIEVER"
+RERANKER: Final = "RERANKER"
+EMBEDDING: Final = "EMBEDDING"
+EVALUATOR: Final = "EVALUATOR"
+
+_ROLE_ALIASES: Final = {"human": "user", "ai": "assistant", "model": "assistant", "bot": "assistant"}
+_TEXT_CONTENT_TYPES: Final = frozenset({"text", "input_text", "output_text"})
+#: where retrievers that have no ``document.score`` / ``document.id`` put them (LangChain: Document.metadata)
+SCORE_KEYS: Final = ("score", "relevance_score", "similarity_score", "_score")
+ID_KEYS: Final = ("id", "doc_id", "document_id", "_id")
+
+
+def span_kind(span: SpanRecord) -> str | None:
+    """``openinference.span.kind`` upper-cased, or ``None`` (also for a hostile attributes mapping)."""
+    try:
+        kind = span.attributes.get(SPAN_KIND)
+    except Exception:
+        return None
+    if isinstance(kind, str) and (key := kind.strip().upper()):
+        return key
+    return None
+
+
+def failed(span: SpanRecord) -> bool:
+    """Status ERROR, or an ``exception`` event on a span whose status was not explicitly set to OK."""
+    if span.status_code == STATUS_ERROR:
+        return True
+    return span.status_code != STATUS_OK and any(e.name == "exception" for e in span.events)
+
+
+def normalize_role(role: Any) -> str | None:
+    text = as_str(role)
+    if text is None:
+        return None
+    key = text.strip().lower()
+    return _ROLE_ALIASES.get(key, key)
+
+
+def indexed(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """The items of a flattened list ``prefix.{i}.*`` (and/or ``attrs[prefix]`` as array, kvlist or JSON), each
+    one a nested dict, in index order. Non-dict items are dropped."""
+    root: dict[str, Any] = {}
+    base = parse_structured(attrs.get(prefix))
+    if isinstance(base, list):
+        root.update({str(i): _expand(v) for i, v in enumerate(base)})
+    elif isinstance(base, MAPPING):
+        root.update(_expand(base))
+    dot = prefix + "."
+    for key, value in attrs.items():
+        if isinstance(key, str) and key.startswith(dot):
+            _insert(root, key[len(dot):].split("."), value)
+    out: list[dict[str, Any]] = []
+    for item in items(root):
+        if isinstance(item, str):  # one item as a JSON string (``llm.input_messages.0 = '{"message.role": ...}'``)
+            item = _expand(parse_structured(item))
+        if isinstance(item, dict):
+            out.append(item)
+    return out
+
+
+def items(node: Any) -> list[Any]:
+    """A list node, or the digit-keyed entries of a dict node in numeric order; anything else gives ``[]``."""
+    node = parse_structured(node)
+    if isinstance(node, list):
+        return node
+    if isinstance(node, MAPPING):
+        keyed = [(int(k), v) for k, v in node.items() if isinstance(k, str) and k.isdigit()]
+        return [v for _, v in sorted(keyed, key=lambda kv: kv[0])]
+    return []
+
+
+def _expand(value: Any, depth: int = 0) -> Any:
+    """Nested plain data with dotted dict keys split into nested dicts (``{"a.b": 1}`` -> ``{"a": {"b": 1}}``)."""
+    if depth > 32:
+        return None
+    if isinstance(value, MAPPING):
+        out: dict[str, Any] = {}
+        for key, inner in value.items():
+            _insert(out, str(key).split("."), _expand(inner, depth + 1))
+        return out
+    if isinstance(value, list | tuple):
+        return [_expand(v, depth + 1) for v in value]
+    return value
+
+
+def _insert(node: dict[str, Any], path: list[str], value: Any) -> None:
+    for i, step in enumerate(path[:-1]):
+        child = node.get(step)
+        if isinstance(child, list):  # an array form meeting flattened keys: index it
+            child = node[step] = {str(j): v for j, v in enumerate(child)}
+        elif not isinstance(child, dict):
+            if child is not None:
+                return  # a leaf already sits here; keep it
+            child = node[step] = {}
+        node = child
+        if i > 64:
+            return
+    last = path[-1]
+    old = node.get(last)
+    if isinstance(old, dict) and isinstance(value, dict):
+        for key, inner in value.items():
+            _insert(old, [key], inner)
+    elif old is None:
+        node[last] = value
+
+
+def _inner(item: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``item[key]`` when it is a dict (``{"message": {...}}``), else the item itself (already unwrapped)."""
+    inner = item.get(key)
+    return inner if isinstance(inner, dict) else item
+
+
+def messages(attrs: Mapping[str, Any], prefix: str, default_role: str) -> list[Message]:
+    """``llm.input_messages`` / ``llm.output_messages`` as evald messages (tool responses keep their call id)."""
+    out: list[Message] = []
+    for item in indexed(attrs, prefix):
+        message = _inner(item, "message")
+        raw = message.get("content")
+        texts = [t for t in [as_text(raw)] if t]
+        for part in items(message.get("contents")):
+            content = _inner(part, "message_content") if isinstance(part, dict) else {}
+            kind = as_str(content.get("type"))
+            if (kind is None or kind in _TEXT_CONTENT_TYPES) and (text := as_text(content.get("text"))):
+                texts.append(text)
+        calls = [call for c in items(message.get("tool_calls"))
+                 if isinstance(c, dict) and (call := _tool_call_dict(_inner(c, "tool_call")))]
+        if (fname := as_str(message.get("function_call_name"))) is not None:
+            calls.append({"function": {"name": fname, "arguments": message.get("function_call_arguments_json")}})
+        data = {"role": normalize_role(message.get("role")) or default_role,
+                "content": "\n".join(texts) if texts else raw if isinstance(raw, list | dict) else None,
+                "tool_calls": calls,
+                "tool_call_id": message.get("tool_call_id"), "name": message.get("name")}
+        out.extend(message_from_dict(data, default_role))
+    return out
+
+
+def _tool_call_dict(call: Mapping[str, Any]) -> dict[str, Any] | None:
+    function = call.get("function")
+    function = function if isinstance(function, dict) else {}
+    name, arguments, call_id = function.get("name"), function.get("arguments"), call.get("id")
+    if name is None and arguments is None and call_id is None:
+        return None
+    return {"id": call_id, "function": {"name": name, "arguments": arguments}}
+
+
+def prompt_texts(attrs: Mapping[str, Any], prefix: str, key: str) -> list[str]:
+    """Legacy completions: ``llm.prompts.{i}.prompt.text`` / ``llm.choices.{i}.completion.text`` (or plain strings
+    in an array form)."""
+    out: list[str] = []
+    base = parse_structured(attrs.get(prefix))
+    if isinstance(base, list) and all(isinstance(v, str) for v in base):
+        return [t for v in base if (t := as_text(v))]
+    for item in indexed(attrs, prefix):
+        if text := as_text(_inner(item, key).get("text")):
+            out.append(text)
+    return out
+
+
+def documents(attrs: Mapping[str, Any], prefix: str) -> list[Document]:
+    """``retrieval.documents`` / ``reranker.output_documents`` items. A missing id or score is taken from the
+    document metadata when a retriever put it there."""
+    return [document_from(_inner(item, "document")) for item in indexed(attrs, prefix)]
+
+
+def document_from(data: Mapping[str, Any]) -> Document:
+    metadata = as_dict(data.get("metadata"))
+    meta = metadata or {}
+    content = next((t for k in ("content", "page_content", "text") if (t := as_text(data.get(k)))), None)
+    doc_id = as_str(data.get("id")) or next((i for k in ID_KEYS if (i := as_str(meta.get(k)))), None)
+    score = as_float(data.get("score"))
+    if score is None:
+        score = next((s for k in SCORE_KEYS if (s := as_float(meta.get(k))) is not None), None)
+    return Document(id=doc_id, content=content, score=score, metadata=metadata)
+
+
+def tokens(attrs: Mapping[str, Any]) -> tuple[int | None, int | None, int | None]:
+    """(prompt, completion, total). ``*_details.*`` counts are parts of these and are never added."""
+    return (as_count(attrs.get(TOKENS_PROMPT)), as_count(attrs.get(TOKENS_COMPLETION)),
+            as_count(attrs.get(TOKENS_TOTAL)))
+
+
+def cost_usd(attrs: Mapping[str, Any]) -> float | None:
+    """``llm.cost.total``, else ``llm.cost.prompt`` + ``llm.cost.completion`` (USD; negative values ignored)."""
+    total = as_float(attrs.get(COST_TOTAL))
+    if total is not None:
+        return total if total >= 0 else None
+    parts = [c for k in (COST_PROMPT, COST_COMPLETION) if (c := as_float(attrs.get(k))) is not None and c >= 0]
+    return sum(parts) if parts else None
+
+
+def tags(attrs: Mapping[str, Any]) -> list[str]:
+    value = parse_structured(attrs.get(TAGS))
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    return [t for t in value if isinstance(t, str) and t.strip()] if isinstance(value, list) else []

@@ -1,0 +1,150 @@
+"""Tool calls and retrieved documents of an OpenInference trace.
+
+Tool spans (``openinference.span.kind = TOOL``): name from ``tool.name`` (else ``tool_call.function.name``, else
+the span name), arguments from ``tool_call.function.arguments`` or ``input.value`` (a LangChain ``ToolCall`` dict
+``{"name", "args", "id"}`` is unwrapped; ``tool.parameters`` is read only when it is not a JSON schema), result
+from ``output.value`` (a LangChain ``ToolMessage`` dump is unwrapped to its content, call id and status), id from
+``tool_call.id`` / ``tool.id`` or the unwrapped payloads, error from the span status. :class:`ToolLedger` merges
+calls by id (an id-less tool span completes the first open call of the same name). Documents: RETRIEVER
+``retrieval.documents.*`` and RERANKER ``reranker.output_documents.*``, completed (ids, scores) or replaced by the
+documents in the span's ``output.value`` when the attributes lack them. Nothing raises on bad data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from evald.case import Document, ToolCall
+from evald.mapping import openinference_fields as oi
+from evald.mapping.openinference_payloads import payload
+from evald.mapping.values import MAPPING, as_dict, as_str, as_text, parse_json_container, parse_structured
+from evald.model import SpanRecord
+
+
+def tool_result(value: Any) -> Any:
+    """A tool result as the evaluation sees it: a JSON container when the text holds one, else the text."""
+    parsed = parse_json_container(value)
+    if isinstance(parsed, str | bytes):
+        return as_text(parsed) or parsed
+    return parsed
+
+
+def _tool_message(value: Any) -> Mapping[str, Any] | None:
+    """The body of a serialized LangChain ``ToolMessage`` (dump, constructor or flat), else ``None``."""
+    if not isinstance(value, MAPPING):
+        return None
+    for key in ("data", "kwargs"):
+        inner = value.get(key)
+        if isinstance(inner, MAPPING) and "tool_call_id" in inner and "content" in inner:
+            return inner
+    return value if "tool_call_id" in value and "content" in value else None
+
+
+def _is_schema(value: Any) -> bool:
+    data = as_dict(value)
+    return data is not None and ("properties" in data or data.get("type") == "object" or "$schema" in data)
+
+
+def tool_from_span(span: SpanRecord) -> ToolCall:
+    attrs = span.attributes
+    call_id = as_str(attrs.get(oi.TOOL_CALL_ID)) or as_str(attrs.get(oi.TOOL_ID))
+    name = as_str(attrs.get(oi.TOOL_NAME)) or as_str(attrs.get(oi.TOOL_CALL_FUNCTION_NAME))
+    arguments: Any = parse_json_container(attrs.get(oi.TOOL_CALL_FUNCTION_ARGUMENTS))
+    raw_in = payload(attrs, "input")
+    if isinstance(raw_in, MAPPING) and "args" in raw_in and "name" in raw_in:  # a LangChain ToolCall dict
+        call_id = call_id or as_str(raw_in.get("id"))
+        name = name or as_str(raw_in.get("name"))
+        raw_in = raw_in.get("args")
+    if arguments is None and raw_in is not None:
+        arguments = parse_json_container(raw_in)
+    if arguments is None and (params := attrs.get(oi.TOOL_PARAMETERS)) is not None and not _is_schema(params):
+        arguments = parse_json_container(params)
+    raw_out = payload(attrs, "output")
+    error = oi.failed(span)
+    result: Any = None
+    if (message := _tool_message(raw_out)) is not None:
+        call_id = call_id or as_str(message.get("tool_call_id"))
+        name = name or as_str(message.get("name"))
+        error = error or as_str(message.get("status")) == "error"
+        result = tool_result(message.get("content"))
+    elif raw_out is not None:
+        result = tool_result(raw_out)
+    return ToolCall(name=name or span.name or "", arguments=arguments, result=result, id=call_id, error=error)
+
+
+class ToolLedger:
+    """Every tool call of a trace in first-seen order, one entry per call id (id-less calls get a position key)."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, ToolCall] = {}
+        self._executed: set[str] = set()
+
+    def add(self, call: ToolCall, create: bool = True, key: str | None = None) -> str | None:
+        key = key or call.id or (f"#{len(self.calls)}" if create else None)
+        old = self.calls.get(key) if key else None
+        if key is None or (old is None and not create):
+            return None
+        self.calls[key] = call if old is None else replace(
+            old, name=old.name or call.name, id=old.id or call.id, error=old.error or call.error,
+            arguments=old.arguments if old.arguments is not None else call.arguments,
+            result=old.result if old.result is not None else call.result)
+        return key
+
+    def add_result(self, call_id: str | None, name: str | None, content: Any) -> None:
+        """A tool response message: completes a known call (by id, else the first open call of that name)."""
+        result = tool_result(content)
+        if call_id:
+            self.add(ToolCall(name or "", result=result, id=call_id), create=False)
+        elif name and (key := self._open(name)) is not None:
+            self.add(ToolCall(name, result=result), key=key)
+
+    def add_executed(self, call: ToolCall) -> None:
+        """A tool span: merge by id, else complete the first open call of the same name, else append."""
+        key = self.add(call, key=None if call.id else self._open(call.name))
+        if key is not None:
+            self._executed.add(key)
+
+    def _open(self, name: str) -> str | None:
+        return next((k for k, v in self.calls.items()
+                     if k not in self._executed and v.result is None and v.name == name), None)
+
+
+def span_documents(span: SpanRecord, prefix: str) -> list[Document]:
+    """Documents of a retriever/reranker span (attribute list first, ``output.value`` fills what it lacks)."""
+    attrs = span.attributes
+    docs = oi.documents(attrs, prefix)
+    listed = _payload_documents(payload(attrs, "output")) if prefix == oi.RETRIEVAL_DOCUMENTS else []
+    if not docs:
+        return listed
+    if len(listed) == len(docs):  # same documents, in order: take the ids/scores the attributes lack
+        docs = [replace(d, id=d.id or p.id, score=d.score if d.score is not None else p.score,
+                        content=d.content or p.content) for d, p in zip(docs, listed, strict=True)]
+    return docs
+
+
+def _payload_documents(value: Any) -> list[Document]:
+    value = parse_structured(value)
+    if isinstance(value, MAPPING):
+        value = value.get("documents")
+    if not isinstance(value, list):
+        return []
+    docs: list[Document] = []
+    for item in value:
+        data = as_dict(item)
+        if data is not None:
+            kwargs = data.get("kwargs")  # a LangChain constructor dump
+            docs.append(oi.document_from(kwargs if isinstance(kwargs, MAPPING) else data))
+    return docs
+
+
+def unique_documents(docs: list[Document]) -> tuple[Document, ...]:
+    seen: set[tuple[str | None, str | None]] = set()
+    out: list[Document] = []
+    for doc in docs:
+        key = (doc.id, doc.content)
+        if key == (None, None) or key not in seen:
+            seen.add(key)
+            out.append(doc)
+    return tuple(out)
