@@ -11,6 +11,7 @@ import gc
 import json
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from evald import __version__
 from evald.config.loader import ResolvedConfig, load_config
@@ -35,6 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("-o", "--output", help="write one JSON line per evaluated case to FILE ('-' for stdout)")
     rp.add_argument("--fail-under", type=float, metavar="X", help="exit 1 when the mean pass rate is below X")
     rp.add_argument("--format", choices=("table", "json"), default="table", help="summary format")
+    rp.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (one suite per metric)")
+    rp.add_argument("--sarif", metavar="FILE", help="write a SARIF 2.1.0 report (one result per failing score)")
     sub.add_parser("version", help="print the version")
     return parser
 
@@ -131,6 +134,7 @@ def _replay(args: argparse.Namespace, cfg: ResolvedConfig) -> int:
         finally:
             if out is not sys.stdout:
                 out.close()
+    _write_ci_reports(args, result.scored)
     report = sys.stderr if args.output == "-" else sys.stdout
     if args.format == "json":
         print(json.dumps(result.summary.to_dict(), indent=2), file=report)
@@ -143,6 +147,17 @@ def _replay(args: argparse.Namespace, cfg: ResolvedConfig) -> int:
         if failures:
             return EXIT_GATE
     return 0
+
+
+def _write_ci_reports(args: argparse.Namespace, scored: Sequence[Any]) -> None:
+    from pathlib import Path
+
+    from evald.ci_reports import junit_xml, sarif
+
+    if args.junit:
+        Path(args.junit).write_text(junit_xml(scored), encoding="utf-8")
+    if args.sarif:
+        Path(args.sarif).write_text(json.dumps(sarif(scored), indent=2) + "\n", encoding="utf-8")
 
 
 def _list_metrics(fmt: str) -> int:
