@@ -36,6 +36,10 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("-o", "--output", help="write one JSON line per evaluated case to FILE ('-' for stdout)")
     rp.add_argument("--fail-under", type=float, metavar="X", help="exit 1 when the mean pass rate is below X")
     rp.add_argument("--format", choices=("table", "json"), default="table", help="summary format")
+    rp.add_argument("--missing", choices=("skip", "zero"), default="skip",
+                    help="a metric that did not apply on a case: leave it out (skip) or count it as a failed 0")
+    rp.add_argument("--aggregate", metavar="SCRIPT",
+                    help="custom aggregation script with Harbor's metric.py contract (-i rewards.jsonl -o out.json)")
     rp.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (one suite per metric)")
     rp.add_argument("--sarif", metavar="FILE", help="write a SARIF 2.1.0 report (one result per failing score)")
     sub.add_parser("version", help="print the version")
@@ -119,9 +123,10 @@ def _run(cfg: ResolvedConfig) -> int:
 
 
 def _replay(args: argparse.Namespace, cfg: ResolvedConfig) -> int:
+    from evald.aggregate_script import AggregationError, run_aggregation
     from evald.logsetup import configure_logging
     from evald.replay import open_output, replay, write_jsonl
-    from evald.summary import render_summary
+    from evald.summary import render_summary, summarize
 
     configure_logging("warning", "text")
     result = asyncio.run(replay(args.paths, cfg))
@@ -135,6 +140,14 @@ def _replay(args: argparse.Namespace, cfg: ResolvedConfig) -> int:
             if out is not sys.stdout:
                 out.close()
     _write_ci_reports(args, result.scored)
+    summary = summarize(result.scored, args.missing)
+    if args.aggregate:
+        try:
+            summary.custom = run_aggregation(args.aggregate, result.scored)
+        except AggregationError as err:
+            print(f"evald: {err}", file=sys.stderr)
+            return EXIT_GATE
+    result.summary = summary
     report = sys.stderr if args.output == "-" else sys.stdout
     if args.format == "json":
         print(json.dumps(result.summary.to_dict(), indent=2), file=report)

@@ -55,6 +55,11 @@ class MetricSummary:
 class Summary:
     metrics: dict[str, MetricSummary]
     cases: int
+    #: "skip": a metric that did not apply (or failed) on a case is left out of its mean and pass rate;
+    #: "zero": it counts as a 0 score that failed (Harbor's default for missing rewards).
+    missing: str = "skip"
+    #: named values from a custom aggregation script (``evald replay --aggregate``), when one ran
+    custom: dict[str, object] | None = None
 
     @property
     def quality(self) -> list[MetricSummary]:
@@ -84,13 +89,17 @@ class Summary:
     def to_dict(self) -> dict[str, object]:
         return {
             "cases": self.cases,
+            "missing": self.missing,
             "mean_pass_rate": self.mean_pass_rate,
+            "custom": self.custom,
             "metrics": [m.to_dict() for m in self.quality],
             "safety": [m.to_dict() for m in self.safety],
         }
 
 
-def summarize(scored: Iterable[ScoredCase]) -> Summary:
+def summarize(scored: Iterable[ScoredCase], missing: str = "skip") -> Summary:
+    if missing not in ("skip", "zero"):
+        raise ValueError(f"missing must be 'skip' or 'zero', not {missing!r}")
     metrics: dict[str, MetricSummary] = {}
     cases = 0
 
@@ -109,10 +118,18 @@ def summarize(scored: Iterable[ScoredCase]) -> Summary:
             else:
                 m.failed += 1
         for name, _ in sc.skipped:
-            entry(name, sc.metric_dimensions.get(name, "unknown")).skipped += 1
+            m = entry(name, sc.metric_dimensions.get(name, "unknown"))
+            m.skipped += 1
+            if missing == "zero":
+                m.values.append(0.0)
+                m.failed += 1
         for name, _ in sc.errors:
-            entry(name, sc.metric_dimensions.get(name, "unknown")).errors += 1
-    return Summary(metrics=metrics, cases=cases)
+            m = entry(name, sc.metric_dimensions.get(name, "unknown"))
+            m.errors += 1
+            if missing == "zero":
+                m.values.append(0.0)
+                m.failed += 1
+    return Summary(metrics=metrics, cases=cases, missing=missing)
 
 
 def _fmt(value: float | None) -> str:
@@ -139,5 +156,8 @@ def render_summary(summary: Summary) -> str:
     out += table("quality metrics:", rows(summary.quality)) if summary.quality else ["quality metrics: none"]
     if summary.safety:
         out += table("safety metrics (reported separately, never averaged):", rows(summary.safety))
-    out.append(f"mean pass rate (quality metrics): {_fmt(summary.mean_pass_rate)}")
+    out.append(f"mean pass rate (quality metrics): {_fmt(summary.mean_pass_rate)}"
+               + (" (missing scores count as 0)" if summary.missing == "zero" else ""))
+    if summary.custom is not None:
+        out.append("custom aggregation: " + ", ".join(f"{k}={v}" for k, v in summary.custom.items()))
     return "\n".join(out)
