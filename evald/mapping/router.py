@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from evald.interfaces import MappingResult, NotEvaluable, SpanMapper
 from evald.mapping.genai_semconv import GenAISemconvMapper
 from evald.mapping.openinference import OpenInferenceMapper
+from evald.mapping.openllmetry import OpenLLMetryMapper
 from evald.model import AssembledTrace
 
 __all__ = ["MapperRouter", "default_mappers"]
@@ -22,7 +23,7 @@ __all__ = ["MapperRouter", "default_mappers"]
 def default_mappers() -> list[SpanMapper]:
     """The built-in mappers in routing order: the conventions with their own span-kind markers first, the
     OpenTelemetry GenAI conventions (which other instrumentations also partly emit) last."""
-    return [OpenInferenceMapper(), GenAISemconvMapper()]
+    return [OpenInferenceMapper(), OpenLLMetryMapper(), GenAISemconvMapper()]
 
 
 class MapperRouter:

@@ -1,0 +1,255 @@
+"""Mapper for OpenLLMetry / Traceloop traces (both generations): spans -> EvalCases.
+
+Claims a trace when a span carries an attribute only OpenLLMetry writes: ``traceloop.*`` (SDK workflow / task /
+agent / tool spans, association properties), ``llm.request.type`` / ``llm.is_streaming`` /
+``llm.usage.total_tokens`` / ``llm.headers`` (releases before 0.54), their 0.54+ renames ``gen_ai.is_streaming`` /
+``gen_ai.headers``, or the indexed ``gen_ai.prompt.0.*`` / ``gen_ai.completion.0.*`` content form. Route it before
+``genai_semconv`` (whose spans never carry these keys).
+
+One ``llm_call`` case per model request (see :mod:`evald.mapping.openllmetry_calls`) and one ``trace`` case per
+trace. The trace's question comes from the outermost workflow/agent span's ``traceloop.entity.input`` (see
+:mod:`evald.mapping.openllmetry_entities`), else a retrieval/embedding query found inside the first prompt (RAG),
+else the first call's last user message; its answer from that span's ``traceloop.entity.output``, else the last
+call's assistant text. Tool calls: :mod:`evald.mapping.openllmetry_tools`; documents:
+:mod:`evald.mapping.openllmetry_retrieval`. Not evaluable: ``no_inference_span`` (e.g. embeddings only),
+``no_input``, ``no_output`` (a failed call without output stays evaluable). Pure; bad data gives warnings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from evald import semconv as sc
+from evald.case import EvalCase
+from evald.interfaces import MappingResult, NotEvaluable
+from evald.mapping import openllmetry_attrs as ol
+from evald.mapping.messages import call_content, text_of
+from evald.mapping.openllmetry_calls import LLMCall, build_calls, embedding_queries, lineage
+from evald.mapping.openllmetry_entities import answer_of, question_of
+from evald.mapping.openllmetry_retrieval import trace_documents
+from evald.mapping.openllmetry_tools import ToolLedger, tool_from_span
+from evald.mapping.values import as_str
+from evald.model import AssembledTrace, LogRecord, SpanRecord
+
+_ENTITY_KINDS = frozenset({ol.KIND_WORKFLOW, ol.KIND_AGENT})
+_SESSION_KEYS = ("session_id", "sessionId", "session", "conversation_id", "thread_id", "chat_id")
+_USER_KEYS = ("user_id", "userId", "user")
+
+
+class OpenLLMetryMapper:
+    """SpanMapper for OpenLLMetry (Traceloop) spans."""
+
+    name: ClassVar[str] = "openllmetry"
+
+    def matches(self, trace: AssembledTrace) -> bool:
+        try:
+            return any(ol.is_openllmetry_span(s) for s in trace.spans)
+        except Exception:  # a hostile attributes mapping: not ours
+            return False
+
+    def map(self, trace: AssembledTrace) -> MappingResult:
+        warnings: list[str] = []
+        logs: dict[str, list[LogRecord]] = {}
+        for log in trace.logs:
+            logs.setdefault(log.span_id or "", []).append(log)
+        spans = sorted(trace.spans, key=lambda s: (s.start_time_unix_nano, s.span_id))
+        by_id = {s.span_id: s for s in spans}
+        ops = {s.span_id: op for s in spans if (op := _operation(s)) is not None}
+        calls = build_calls(spans, by_id, ops, logs, warnings)
+        if not calls:
+            detail = "operations: " + ",".join(sorted(set(ops.values()))) if ops else ""
+            code = "unreadable_inference_span" if warnings else "no_inference_span"
+            return MappingResult(not_evaluable=(NotEvaluable(code, self.name, detail),), warnings=tuple(warnings))
+        ledger = _tool_ledger(spans, ops, calls, warnings)
+        cases: list[EvalCase] = []
+        skipped: list[NotEvaluable] = []
+        for call in calls:
+            reason = _not_evaluable_reason(call.input_text, call.output_text or call.requested_tools, call.error)
+            if reason:
+                skipped.append(NotEvaluable(reason, self.name, f"llm_call {call.span.name}", "llm_call",
+                                            call.span.span_id))
+                continue
+            try:
+                cases.append(self._llm_case(trace, call, ledger, by_id))
+            except Exception as err:
+                skipped.append(NotEvaluable("mapper_error", self.name, f"llm_call: {type(err).__name__}",
+                                            "llm_call", call.span.span_id))
+        try:
+            trace_case = self._trace_case(trace, spans, by_id, ops, calls, ledger, logs, warnings)
+        except Exception as err:
+            trace_case = NotEvaluable("mapper_error", self.name, f"trace case: {type(err).__name__}")
+        if isinstance(trace_case, NotEvaluable):
+            skipped.append(trace_case)
+        else:
+            cases.append(trace_case)
+        return MappingResult(cases=tuple(cases), not_evaluable=tuple(skipped), warnings=tuple(warnings))
+
+    def _llm_case(self, trace: AssembledTrace, call: LLMCall, ledger: ToolLedger,
+                  by_id: Mapping[str, SpanRecord]) -> EvalCase:
+        attrs = call.attrs
+        tin, tout, total = call.tokens
+        chain = lineage(call.span, by_id)
+        meta: dict[str, Any] = {"convention": self.name, "operation": call.operation, **_present(
+            response_id=as_str(attrs.get(sc.RESPONSE_ID)), agent_name=_agent_name(chain),
+            workflow_name=next((w for s in chain if (w := as_str(s.attributes.get(ol.WORKFLOW_NAME)))), None),
+            conversation_id=as_str(attrs.get(sc.CONVERSATION_ID)), prompt_key=as_str(attrs.get(ol.PROMPT_KEY)),
+            prompt_version=as_str(attrs.get(ol.PROMPT_VERSION)), error_type=call.error)}
+        if call.finish_reasons:
+            meta["finish_reasons"] = call.finish_reasons
+        if (streaming := ol.is_streaming(attrs)) is not None:
+            meta["streaming"] = streaming
+        return EvalCase(
+            input=call.input_text, output=call.output_text, messages=call.messages,
+            tool_calls=tuple(ledger.resolve(c) for c in call.requested_tools),
+            latency_ms=call.span.duration_ms, token_count=_token_count(tin, tout, total), metadata=meta,
+            trace_id=trace.trace_id, span_id=call.span.span_id, scope="llm_call",
+            model=as_str(attrs.get(sc.RESPONSE_MODEL)) or as_str(attrs.get(sc.REQUEST_MODEL)),
+            request_model=as_str(attrs.get(sc.REQUEST_MODEL)), provider=sc.provider_of(attrs),
+            system_prompt=call.content.system, input_tokens=tin, output_tokens=tout, error=call.error is not None,
+            service_name=call.span.service_name,
+        )
+
+    def _trace_case(self, trace: AssembledTrace, spans: Sequence[SpanRecord], by_id: Mapping[str, SpanRecord],
+                    ops: Mapping[str, str], calls: Sequence[LLMCall], ledger: ToolLedger,
+                    logs: Mapping[str, Sequence[LogRecord]], warnings: list[str]) -> EvalCase | NotEvaluable:
+        entities = _entity_spans(spans, by_id)
+        question = next((q for s in entities if (q := _entity_question(s))), None) or _rag_question(
+            calls, embedding_queries(spans, ops, logs)) or next((t for c in calls if (t := c.input_text)), None)
+        answer = next((a for s in entities if (a := _entity_answer(s))), None) or next(
+            (t for c in reversed(calls) if (t := c.output_text)), None)
+        error = next((c.error for c in calls if c.error), None)
+        reason = _not_evaluable_reason(question, answer, error)
+        if reason:
+            return NotEvaluable(reason, self.name, f"trace with {len(calls)} LLM call(s)")
+        roots = [s for s in spans if s.is_root]
+        anchor = roots[0] if roots else calls[0].span
+        last = calls[-1]
+        tin = _sum_known(c.tokens[0] for c in calls)
+        tout = _sum_known(c.tokens[1] for c in calls)
+        totals = _sum_known(c.tokens[2] for c in calls) if tin is None and tout is None else None
+        assoc: dict[str, Any] = {}
+        for span in (*entities, *spans):
+            for key, value in ol.association_properties(span.attributes).items():
+                assoc.setdefault(key, value)
+        meta: dict[str, Any] = {"convention": self.name, "llm_call_count": len(calls), **_present(
+            workflow_name=_workflow_name(entities, spans), agent_name=_agent_name(entities),
+            conversation_id=as_str(last.attrs.get(sc.CONVERSATION_ID)), error_type=error,
+            session_id=next((as_str(assoc[k]) for k in _SESSION_KEYS if k in assoc), None),
+            user_id=next((as_str(assoc[k]) for k in _USER_KEYS if k in assoc), None))}
+        if assoc:
+            meta["association_properties"] = assoc
+        ids = frozenset(sid for sid, op in ops.items() if sc.is_inference(op))
+        return EvalCase(
+            input=question, output=answer, context=trace_documents(spans, ids, warnings), messages=last.messages,
+            tool_calls=ledger.calls(), latency_ms=roots[0].duration_ms if len(roots) == 1 else _extent_ms(spans),
+            token_count=_token_count(tin, tout, totals), metadata=meta, trace_id=trace.trace_id,
+            span_id=anchor.span_id, scope="trace", model=as_str(last.attrs.get(sc.RESPONSE_MODEL)),
+            request_model=as_str(last.attrs.get(sc.REQUEST_MODEL)),
+            provider=next((p for c in reversed(calls) if (p := sc.provider_of(c.attrs))), None),
+            system_prompt=next((c.content.system for c in calls if c.content.system), None),
+            input_tokens=tin, output_tokens=tout, error=error is not None,
+            service_name=anchor.service_name or next((s.service_name for s in spans if s.service_name), None),
+        )
+
+
+def _operation(span: SpanRecord) -> str | None:
+    try:
+        return ol.llm_operation(span)
+    except Exception:  # a hostile attributes mapping; treat the span as non-GenAI
+        return None
+
+
+def _tool_ledger(spans: Sequence[SpanRecord], ops: Mapping[str, str], calls: Sequence[LLMCall],
+                 warnings: list[str]) -> ToolLedger:
+    ledger = ToolLedger()
+    by_span = {c.span.span_id: c for c in calls}
+    for span in spans:
+        try:
+            if (call := by_span.get(span.span_id)) is not None:
+                ledger.add_llm_call(call)
+            elif not sc.is_inference(ops.get(span.span_id)) and ol.span_kind(span) == ol.KIND_TOOL:
+                ledger.add_tool_span(tool_from_span(span))
+        except Exception as err:  # garbage must never escape a mapper
+            warnings.append(f"span {span.span_id}: unreadable tool data ({type(err).__name__})")
+    return ledger
+
+
+def _entity_spans(spans: Sequence[SpanRecord], by_id: Mapping[str, SpanRecord]) -> list[SpanRecord]:
+    """Workflow/agent spans (and a root span carrying entity data), outermost first."""
+    found = [s for s in spans if ol.span_kind(s) in _ENTITY_KINDS or (
+        s.is_root and (ol.ENTITY_INPUT in s.attributes or ol.ENTITY_OUTPUT in s.attributes))]
+    return sorted(found, key=lambda s: (len(lineage(s, by_id)), s.start_time_unix_nano))
+
+
+def _entity_question(span: SpanRecord) -> str | None:
+    attrs = span.attributes
+    if ol.ENTITY_INPUT in attrs and (text := question_of(attrs[ol.ENTITY_INPUT])):
+        return text
+    if sc.INPUT_MESSAGES in attrs:  # an agent span in the GenAI shape (0.54+ agent instrumentations)
+        return text_of(call_content(span).input, frozenset({"user"}), last=True)
+    return None
+
+
+def _entity_answer(span: SpanRecord) -> str | None:
+    attrs = span.attributes
+    if ol.ENTITY_OUTPUT in attrs and (text := answer_of(attrs[ol.ENTITY_OUTPUT])):
+        return text
+    if sc.OUTPUT_MESSAGES in attrs:
+        return text_of(call_content(span).output, None, last=True)
+    return None
+
+
+def _rag_question(calls: Sequence[LLMCall], queries: Sequence[str]) -> str | None:
+    """A retrieval query that the first prompt quotes: the prompt is context + question, the query the question."""
+    prompt = next((t for c in calls if (t := c.input_text)), None)
+    if not prompt:
+        return None
+    return next((q for q in queries if len(q) >= 3 and q != prompt.strip() and q in prompt), None)
+
+
+def _agent_name(spans: Iterable[SpanRecord]) -> str | None:
+    for span in spans:
+        name = as_str(span.attributes.get(sc.AGENT_NAME))
+        if name is None and ol.span_kind(span) == ol.KIND_AGENT:
+            name = as_str(span.attributes.get(ol.ENTITY_NAME))
+        if name:
+            return name
+    return None
+
+
+def _workflow_name(entities: Sequence[SpanRecord], spans: Sequence[SpanRecord]) -> str | None:
+    for span in (*entities, *spans):
+        if name := as_str(span.attributes.get(ol.WORKFLOW_NAME)) or as_str(span.attributes.get(sc.WORKFLOW_NAME)):
+            return name
+    return next((n for s in entities if ol.span_kind(s) == ol.KIND_WORKFLOW
+                 and (n := as_str(s.attributes.get(ol.ENTITY_NAME)))), None)
+
+
+def _not_evaluable_reason(user_input: object, output: object, error: str | None) -> str | None:
+    if not user_input:
+        return "no_input"
+    if not output and error is None:
+        return "no_output"
+    return None
+
+
+def _sum_known(values: Iterable[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def _token_count(tin: int | None, tout: int | None, total: int | None) -> int | None:
+    """Input + output when known; the reported total only when neither part is (never both added)."""
+    return _sum_known((tin, tout)) if tin is not None or tout is not None else total
+
+
+def _present(**values: str | None) -> dict[str, str]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _extent_ms(spans: Iterable[SpanRecord]) -> float | None:
+    timed = [s for s in spans if s.end_time_unix_nano >= s.start_time_unix_nano > 0]
+    if not timed:
+        return None
+    return (max(s.end_time_unix_nano for s in timed) - min(s.start_time_unix_nano for s in timed)) / 1e6

@@ -1,0 +1,205 @@
+"""Retrieved documents in OpenLLMetry traces -> ``Document`` (id, content, score, metadata).
+
+Reads, per span in start order:
+
+* vector-DB result events (chroma, pinecone, qdrant, milvus, weaviate, lancedb ... instrumentations):
+  ``db.query.result`` with ``db.query.result.id|score|distance|document|metadata`` and ``db.search.result`` with
+  ``db.search.result.id|score|distance|entity``, plus the older ``db.chromadb.query.result`` /
+  ``db.pinecone.query.result`` / ``vector_db.query.result`` (``...{i}.ids|distances|documents|metadata``) forms.
+  A value is one item or an array (zipped by position). A distance is not a similarity: it stays in
+  ``metadata["distance"]`` and ``score`` is left unset;
+* the same ``db.query.result.*`` keys set as span attributes (some search-service instrumentations);
+* ``gen_ai.retrieval.documents`` (OTel GenAI retrieval spans, 0.54+ emitters);
+* documents in Traceloop entity outputs of non-LLM spans: LangChain ``Document`` objects (``page_content``),
+  ``[Document, score]`` pairs, LlamaIndex ``NodeWithScore`` (``node.text``, ``score``) and lists of plain dicts
+  with a text field (``text``/``content``/``document``/``chunk``) plus an id, score or metadata (what a
+  ``@task``-decorated retrieval function returns); also a chain's ``input_documents`` input. A list counts only
+  when every item is a document.
+
+Duplicates (the same document seen by a retriever task and its vector-DB span) are merged by id, else by text.
+Malformed items are skipped; nothing raises.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, Final
+
+from evald import semconv as sc
+from evald.case import Document
+from evald.mapping.openllmetry_attrs import ENTITY_INPUT, ENTITY_OUTPUT
+from evald.mapping.openllmetry_entities import LC_CLASS, decode
+from evald.mapping.values import MAPPING, as_dict, as_float, as_list, as_str, as_text, documents
+from evald.model import SpanRecord
+
+_RESULT_EVENT_SUFFIXES: Final = (".query.result", ".search.result")
+_FIELDS: Final = {"id": "id", "ids": "id", "score": "score", "scores": "score", "distance": "distance",
+                  "distances": "distance", "document": "content", "documents": "content", "entity": "content",
+                  "text": "content", "content": "content", "metadata": "metadata", "metadatas": "metadata"}
+_DOC_LIST_KEYS: Final = ("documents", "docs", "source_documents", "input_documents", "source_nodes", "nodes",
+                         "context", "outputs", "output")
+# a plain dict is a document only with text and one of these (a bare {"text": ...} may be anything)
+_DOC_MARKERS: Final = ("id", "id_", "doc_id", "document_id", "score", "metadata")
+_DIGITS = re.compile(r"\.(\d+)\.")
+
+
+def trace_documents(spans: Sequence[SpanRecord], skip: frozenset[str], warnings: list[str]) -> tuple[Document, ...]:
+    """Every retrieved document of the trace, in span order (``skip``: ids of LLM spans, whose content is prompts)."""
+    found: list[Document] = []
+    for span in spans:
+        if span.span_id in skip:
+            continue
+        try:
+            found.extend(span_documents(span, warnings))
+        except Exception as err:  # garbage must never escape a mapper
+            warnings.append(f"span {span.span_id}: unreadable retrieval data ({type(err).__name__})")
+    return tuple(_merged(found))
+
+
+def span_documents(span: SpanRecord, warnings: list[str]) -> list[Document]:
+    attrs = span.attributes
+    docs: list[Document] = []
+    for event in span.events:
+        if event.name.endswith(_RESULT_EVENT_SUFFIXES):
+            docs.extend(result_documents(event.attributes))
+    if any(isinstance(k, str) and k.startswith("db.query.result.") for k in attrs):
+        docs.extend(result_documents({k: v for k, v in attrs.items() if k.startswith("db.query.result.")}))
+    raw = attrs.get(sc.RETRIEVAL_DOCUMENTS)
+    if raw is not None:
+        listed = documents(raw)
+        if listed is None:
+            warnings.append(f"span {span.span_id}: {sc.RETRIEVAL_DOCUMENTS} is not a list")
+        docs.extend(listed or ())
+    if not docs and ENTITY_OUTPUT in attrs:
+        docs.extend(entity_documents(decode(attrs[ENTITY_OUTPUT])))
+    raw_input = attrs.get(ENTITY_INPUT)
+    if not docs and raw_input is not None and (not isinstance(raw_input, str) or "documents" in raw_input):
+        data = decode(raw_input)
+        inputs = data.get("inputs") if isinstance(data, MAPPING) else None
+        if isinstance(inputs, MAPPING):
+            docs.extend(entity_documents({k: v for k, v in inputs.items() if k in ("input_documents", "documents")}))
+    return docs
+
+
+def result_documents(attrs: Mapping[str, Any]) -> list[Document]:
+    """Documents of one vector-DB result event (or attribute group): fields grouped by their index segment."""
+    groups: dict[str, dict[str, Any]] = {}
+    for key, value in attrs.items():
+        if not isinstance(key, str):
+            continue
+        field = _FIELDS.get(key.rsplit(".", 1)[-1])
+        if field is None:
+            continue
+        group = groups.setdefault(".".join(_DIGITS.findall(key)), {})
+        group[field] = value
+    docs: list[Document] = []
+    for _, fields in sorted(groups.items()):
+        columns = {k: _column(k, v) for k, v in fields.items()}
+        count = max((len(c) for c in columns.values()), default=0)
+        for i in range(count):
+            row = {k: c[i] if i < len(c) else None for k, c in columns.items()}
+            if (doc := _row_document(row)) is not None:
+                docs.append(doc)
+    return docs
+
+
+def _column(field: str, value: Any) -> list[Any]:
+    if isinstance(value, list | tuple):
+        return list(value)
+    if field in ("metadata", "content") and isinstance(value, str):
+        parsed = as_list(value)  # a JSON array of metadata dicts / documents
+        if parsed is not None and (field == "content" or all(isinstance(p, MAPPING) for p in parsed)):
+            return parsed
+    return [value]
+
+
+def _row_document(row: Mapping[str, Any]) -> Document | None:
+    content = row.get("content")
+    entity = as_dict(content) if not isinstance(content, str) or content.lstrip().startswith("{") else None
+    text = _content_text(entity) if entity is not None else as_text(content)
+    metadata = as_dict(row.get("metadata")) or (as_dict(entity.get("metadata")) if entity else None)
+    distance = as_float(row.get("distance"))
+    if distance is not None:
+        metadata = {**(metadata or {}), "distance": distance}
+    doc_id = as_str(row.get("id")) or (as_str(entity.get("id")) if entity else None)
+    score = as_float(row.get("score"))
+    if doc_id is None and text is None and score is None:
+        return None
+    return Document(id=doc_id, content=text, score=score, metadata=metadata)
+
+
+def _content_text(data: Mapping[str, Any]) -> str | None:
+    text = next((t for k in ("page_content", "text", "content", "document", "chunk") if (t := as_text(data.get(k)))),
+                None)
+    if text is not None:
+        return text
+    try:
+        return json.dumps(data, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def entity_documents(value: Any, depth: int = 0) -> list[Document]:
+    """LangChain / LlamaIndex documents in a decoded entity payload (a list of them, or under a list key)."""
+    if depth > 4:
+        return []
+    if isinstance(value, list):
+        docs = [d for item in value if (d := _object_document(item)) is not None]
+        return docs if docs and len(docs) == len(value) else []
+    if isinstance(value, MAPPING):
+        for key in _DOC_LIST_KEYS:
+            if key in value and (docs := entity_documents(value[key], depth + 1)):
+                return docs
+    return []
+
+
+def _object_document(item: Any) -> Document | None:
+    score: float | None = None
+    if isinstance(item, list) and len(item) == 2 and as_float(item[1]) is not None:  # (Document, score)
+        item, score = item[0], as_float(item[1])
+    if not isinstance(item, MAPPING):
+        return None
+    node = item.get("node")
+    if isinstance(node, MAPPING):  # LlamaIndex NodeWithScore
+        score = as_float(item.get("score")) if score is None else score
+        item = node
+    text = as_text(item.get("page_content")) if "page_content" in item else None
+    if "role" in item or (isinstance(cls := item.get(LC_CLASS), str) and cls.endswith(("Message", "MessageChunk"))):
+        return None  # chat messages, not documents
+    marked = isinstance(node, MAPPING) or bool(item.get(LC_CLASS)) or any(k in item for k in _DOC_MARKERS)
+    if text is None and marked:
+        text = next((t for k in ("text", "content", "document", "chunk") if (t := as_text(item.get(k)))), None)
+    if text is None:
+        return None
+    metadata = as_dict(item.get("metadata"))
+    doc_id = next((i for k in ("id", "id_", "doc_id", "document_id") if (i := as_str(item.get(k)))), None) or (
+        as_str(metadata.get("id")) if metadata else None)
+    if score is None:
+        score = as_float(item.get("score"))
+    return Document(id=doc_id, content=text, score=score, metadata=metadata)
+
+
+def _merged(docs: Iterable[Document]) -> list[Document]:
+    out: list[Document] = []
+    index: dict[tuple[str, str], int] = {}
+    for doc in docs:
+        keys: list[tuple[str, str]] = []
+        if doc.id is not None:
+            keys.append(("id", doc.id))
+        if doc.content is not None:
+            keys.append(("text", doc.content))
+        hit = next((index[k] for k in keys if k in index), None)
+        if hit is None:
+            hit = len(out)
+            out.append(doc)
+        else:
+            old = out[hit]
+            out[hit] = replace(old, id=old.id or doc.id, content=old.content or doc.content,
+                               score=old.score if old.score is not None else doc.score,
+                               metadata=old.metadata or doc.metadata)
+        for key in keys:
+            index.setdefault(key, hit)
+    return out

@@ -1,0 +1,90 @@
+"""Tool calls of an OpenLLMetry trace, merged by call id across LLM spans and tool spans.
+
+Sources, fed in span start order: the tool calls an LLM output requested (``gen_ai.completion.{i}.tool_calls.{j}.*``
+or ``tool_call`` parts); in an LLM input, assistant tool calls of the current turn (after the last user message;
+earlier turns only complete known ids) and tool results (``tool`` messages with ``tool_call_id``, or
+``tool_call_response`` parts); tool spans (``traceloop.span.kind = tool`` or ``execute_tool``): name from
+``gen_ai.tool.name`` / ``traceloop.entity.name`` / ``tool.name``, arguments from ``gen_ai.tool.call.arguments`` /
+``tool.arguments`` / the entity input, result from ``gen_ai.tool.call.result`` / the entity output, id from
+``gen_ai.tool.call.id`` or a LangChain ``tool_call_id``. An id-less tool span completes the first open call of the
+same name. Earlier values win; ``error`` is sticky. Nothing raises on bad data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from evald import semconv as sc
+from evald.case import ToolCall
+from evald.mapping.openllmetry_attrs import ENTITY_INPUT, ENTITY_NAME, ENTITY_OUTPUT, error_of
+from evald.mapping.openllmetry_calls import LLMCall
+from evald.mapping.openllmetry_entities import tool_io, tool_result
+from evald.mapping.values import as_str, parse_json_container
+from evald.model import SpanRecord
+
+
+class ToolLedger:
+    """Every tool call of a trace in order, one entry per call id (id-less calls get a positional key)."""
+
+    __slots__ = ("_calls", "_executed")
+
+    def __init__(self) -> None:
+        self._calls: dict[str, ToolCall] = {}
+        self._executed: set[str] = set()
+
+    def calls(self) -> tuple[ToolCall, ...]:
+        return tuple(self._calls.values())
+
+    def resolve(self, call: ToolCall) -> ToolCall:
+        """The merged entry of a requested call (with its result), or the call itself."""
+        return self._calls.get(call.id, call) if call.id else call
+
+    def add(self, call: ToolCall, create: bool = True, key: str | None = None) -> str | None:
+        key = key or call.id or (f"#{len(self._calls)}" if create else None)
+        old = self._calls.get(key) if key else None
+        if key is None or (old is None and not create):
+            return None
+        self._calls[key] = call if old is None else replace(
+            old, name=old.name or call.name, id=old.id or call.id, error=old.error or call.error,
+            arguments=old.arguments if old.arguments is not None else call.arguments,
+            result=old.result if old.result is not None else call.result)
+        return key
+
+    def add_llm_call(self, call: LLMCall) -> None:
+        inputs = call.content.input
+        turn = max((i for i, m in enumerate(inputs) if m.role == "user"), default=-1)
+        for i, message in enumerate(inputs):
+            for requested in (c for c in message.tool_calls if c.id):
+                self.add(requested, create=i > turn)
+            if message.role == "tool" and message.tool_call_id and message.content is not None:
+                self.add(ToolCall("", result=tool_result(message.content), id=message.tool_call_id), create=False)
+        for requested in call.requested_tools:
+            self.add(requested)
+
+    def add_tool_span(self, tool: ToolCall) -> None:
+        match = None if tool.id else next((k for k, v in self._calls.items() if k not in self._executed
+                                           and v.result is None and v.name == tool.name), None)
+        if (key := self.add(tool, key=match)) is not None:
+            self._executed.add(key)
+
+
+def tool_from_span(span: SpanRecord) -> ToolCall:
+    """A tool span as a ToolCall (GenAI attributes first, then LlamaIndex ``tool.*``, then Traceloop entity data)."""
+    attrs = span.attributes
+    raw_in, raw_out = attrs.get(ENTITY_INPUT), attrs.get(ENTITY_OUTPUT)
+    args, result, call_id = tool_io(raw_in, raw_out) if raw_in is not None or raw_out is not None else (
+        None, None, None)
+    explicit_args = _first(attrs, sc.TOOL_CALL_ARGUMENTS, "tool.arguments")
+    if explicit_args is not None:
+        args = parse_json_container(explicit_args)
+    if (explicit_result := attrs.get(sc.TOOL_CALL_RESULT)) is not None:
+        result = tool_result(explicit_result)
+    name = (as_str(attrs.get(sc.TOOL_NAME)) or as_str(attrs.get(ENTITY_NAME)) or as_str(attrs.get("tool.name"))
+            or span.name.removesuffix(".tool"))
+    return ToolCall(name=name, arguments=args, result=result, id=as_str(attrs.get(sc.TOOL_CALL_ID)) or call_id,
+                    error=error_of(span) is not None)
+
+
+def _first(attrs: Any, *keys: str) -> Any:
+    return next((attrs[k] for k in keys if attrs.get(k) is not None), None)
