@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Any, Literal
 
-CaseScope = Literal["llm_call", "trace"]
+CaseScope = Literal["llm_call", "trace", "conversation"]
 
 
 class Dimension(StrEnum):

@@ -74,6 +74,7 @@ async def replay(paths: Sequence[str | Path], config: ResolvedConfig) -> ReplayR
                 await window.flush(service.pipeline.on_trace)  # release what we hold, then retry
                 window.consume(batch)
         await window.flush(service.pipeline.on_trace)
+        await service.pipeline.flush_conversations()
         await service.pipeline.drain(timeout=3600)
     finally:
         await service.pipeline.shutdown(timeout=1)

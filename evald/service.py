@@ -23,6 +23,7 @@ from evald.config.loader import ResolvedConfig
 from evald.interfaces import Exporter, Source
 from evald.mapping.router import MapperRouter, default_mappers
 from evald.pipeline.bindings import build_bindings
+from evald.pipeline.conversations import ConversationTracker
 from evald.pipeline.engine import EvaluationPipeline
 from evald.pipeline.goldens import ReferenceResolver
 from evald.pipeline.sampling import Sampler
@@ -69,6 +70,8 @@ class EvaldService:
             self.exporters,
             self.telemetry,
             ReferenceResolver.from_config(root.goldens),
+            ConversationTracker(root.conversations, self.telemetry)
+            if any(m.scope == "conversation" for m in config.metrics) else None,
         )
         self.window = TraceWindow(root.assembly, self.telemetry)
         self._stop = asyncio.Event()

@@ -73,6 +73,16 @@ class Telemetry:
         self.cases_dropped = Counter(
             "evald_cases_dropped", "Cases dropped before scoring, by reason.", ["reason"], registry=r
         )
+        self.conversations_active = Gauge(
+            "evald_conversations_active", "Conversations being collected (scope: conversation).", registry=r
+        )
+        self.conversations_emitted = Counter(
+            "evald_conversations_emitted", "Conversation cases produced, by why they were closed.", ["reason"],
+            registry=r,
+        )
+        self.conversation_turns_dropped = Counter(
+            "evald_conversation_turns_dropped", "Oldest turns dropped past conversations.max_turns.", registry=r
+        )
         self.queue_size = Gauge("evald_queue_size", "Cases waiting for a worker.", registry=r)
         self.queue_capacity = Gauge("evald_queue_capacity", "Capacity of the case queue.", registry=r)
         self.metric_duration = LoopHistogram(

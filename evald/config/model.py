@@ -1,7 +1,7 @@
 """The root configuration model (first validation pass). Component blocks are checked by their factories.
 
 Top-level keys read like an OpenTelemetry Collector config: ``receivers``, ``assembly``, ``sampling``,
-``metrics``, ``goldens``, ``pipeline``, ``exporters``, ``telemetry``.
+``metrics``, ``goldens``, ``conversations``, ``pipeline``, ``exporters``, ``telemetry``.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pydantic import Field
 from evald.assembly.window import AssemblyConfig
 from evald.config.base import ComponentConfig, Endpoint
 from evald.pipeline.bindings import MetricSpec
+from evald.pipeline.conversations import ConversationsConfig
 from evald.pipeline.engine import PipelineConfig
 from evald.pipeline.goldens import GoldensConfig
 from evald.pipeline.sampling import SamplingConfig
@@ -49,6 +50,7 @@ class EvaldConfig(ComponentConfig):
     sampling: SamplingConfig = SamplingConfig()
     metrics: list[MetricSpec] = Field(default_factory=list)
     goldens: GoldensConfig = GoldensConfig()
+    conversations: ConversationsConfig = ConversationsConfig()
     pipeline: PipelineConfig = PipelineConfig()
     exporters: ComponentBlocks = Field(default_factory=_default_exporters)
     telemetry: TelemetryConfig = TelemetryConfig()

@@ -105,7 +105,7 @@ def render_markdown() -> str:
         "## Top level",
         "",
     ]
-    for name in ("assembly", "sampling", "goldens", "pipeline", "telemetry"):
+    for name in ("assembly", "sampling", "goldens", "conversations", "pipeline", "telemetry"):
         model = _submodel(EvaldConfig.model_fields[name].annotation)
         assert model is not None
         lines += _section(f"`{name}`", model, f"{name}.")

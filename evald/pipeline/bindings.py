@@ -40,8 +40,8 @@ class MetricSpec(ComponentConfig):
     threshold: float | None = Field(
         None, ge=0.0, le=1.0, description="Pass when score >= threshold; default: the metric's own."
     )
-    scope: Literal["trace", "llm_call", "all"] = Field(
-        "trace", description="Which cases: one per trace, one per LLM call, or both."
+    scope: Literal["trace", "llm_call", "conversation", "all"] = Field(
+        "trace", description="Which cases: per trace, per LLM call, per conversation (see `conversations`), or all."
     )
     options: dict[str, Any] = Field(default_factory=dict, description="Per-kind options (docs/metrics.md).")
     filter: MetricFilter = Field(MetricFilter(), description="Only cases matching every given list.")

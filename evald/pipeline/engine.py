@@ -28,6 +28,7 @@ from evald.interfaces import Exporter
 from evald.mapping.router import MapperRouter
 from evald.model import AssembledTrace, ScoredCase
 from evald.pipeline.bindings import MetricBinding
+from evald.pipeline.conversations import ConversationTracker
 from evald.pipeline.goldens import ReferenceResolver
 from evald.pipeline.sampling import Sampler
 from evald.pipeline.scoring import CaseScorer
@@ -65,9 +66,12 @@ class EvaluationPipeline:
         exporters: Sequence[Exporter],
         telemetry: Telemetry,
         references: ReferenceResolver | None = None,
+        conversations: ConversationTracker | None = None,
     ) -> None:
         self._cfg = config
         self._references = references or ReferenceResolver()
+        self._conversations = conversations
+        self._sweeper: asyncio.Task[None] | None = None
         self._router = router
         self._sampler = sampler
         self._bindings = list(bindings)
@@ -109,6 +113,9 @@ class EvaluationPipeline:
                     self._tm.cases_sampled_out.labels(case.scope).inc()
                     continue
                 case = self._references.resolve(case, trace)
+                if self._conversations is not None:
+                    for evicted in self._conversations.add(case, trace):
+                        await self._submit_detached(evicted)
                 bindings = [b for b in self._bindings if b.applies_to(case)]
                 if not bindings:
                     continue
@@ -122,6 +129,33 @@ class EvaluationPipeline:
     async def start(self) -> None:
         for i in range(self._cfg.workers):
             self._workers.append(asyncio.create_task(self._work_loop(), name=f"evald:worker-{i}"))
+        if self._conversations is not None:
+            self._sweeper = asyncio.create_task(self._sweep_conversations(), name="evald:conversations")
+
+    async def _submit_detached(self, case: EvalCase) -> None:
+        """Queue a case no source acknowledgement waits for (conversation cases)."""
+        self._case_counters.get(case.scope).inc()
+        bindings = [b for b in self._bindings if b.applies_to(case)]
+        if bindings:
+            await self._queue.put(_Work(case, bindings, Completion([])))
+
+    async def _sweep_conversations(self) -> None:
+        assert self._conversations is not None
+        while True:
+            await asyncio.sleep(1.0)
+            for case in self._conversations.due():
+                await self._submit_detached(case)
+
+    async def flush_conversations(self) -> None:
+        """Evaluate every open conversation now (shutdown, end of a replay)."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+            self._sweeper = None
+        if self._conversations is not None:
+            for case in self._conversations.flush():
+                await self._submit_detached(case)
 
     async def _work_loop(self) -> None:
         while True:
@@ -191,6 +225,7 @@ class EvaluationPipeline:
         if self._closed:
             return
         self._closed = True
+        await self.flush_conversations()
         await self.drain(timeout)
         for task in self._workers:
             task.cancel()
