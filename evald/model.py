@@ -85,6 +85,8 @@ class AssembledTrace:
     logs: tuple[LogRecord, ...] = ()
     complete: bool = True  # False when released at decision_wait without a root span, or truncated
     truncated: bool = False
+    #: 1 for the first release; n > 1 when late spans reopened the trace (its cases supersede revision n - 1)
+    revision: int = 1
 
     def logs_for(self, span_id: str) -> tuple[LogRecord, ...]:
         return tuple(log for log in self.logs if log.span_id == span_id)

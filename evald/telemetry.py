@@ -73,6 +73,9 @@ class Telemetry:
         self.cases_dropped = Counter(
             "evald_cases_dropped", "Cases dropped before scoring, by reason.", ["reason"], registry=r
         )
+        self.traces_reopened = Counter(
+            "evald_assembly_reopened_traces", "Released traces reopened by a late span (re-evaluated).", registry=r
+        )
         self.conversations_active = Gauge(
             "evald_conversations_active", "Conversations being collected (scope: conversation).", registry=r
         )

@@ -4,7 +4,8 @@ Config keys (``assembly:``): ``settle`` (quiet time after the root span arrived,
 ``decision_wait`` (the longest a trace is held, from its first item, default 30s), ``num_traces`` (traces held
 at once, default 50000), ``max_spans_per_trace`` (default 2000), ``max_logs_per_trace`` (default 2000),
 ``released_memory`` (how many released trace ids are remembered to spot late and redelivered spans,
-default 100000).
+default 100000), ``late_spans`` (``reevaluate`` (default) or ``drop``), ``late_retention`` (released traces kept
+with their spans for re-evaluation, default 5000).
 
 Release: when the root span has arrived and nothing new came for ``settle``, or ``decision_wait`` after the
 first item (then the trace is flagged ``complete=False`` if it has no root).
@@ -12,9 +13,14 @@ first item (then the trace is flagged ``complete=False`` if it has no root).
 Failure semantics: a batch that would need more than ``num_traces`` traces is refused whole with
 QueueFullError (receivers answer UNAVAILABLE / 503 with a retry hint), so nothing acknowledged is lost.
 Spans past ``max_spans_per_trace`` are rejected and reported back (partial success), counted as
-``trace_too_large``. Redelivered spans (same trace and span id) are accepted and dropped as ``duplicate``;
-spans of a trace that was already released are accepted and dropped as ``late`` (re-evaluation is a later
-policy). Every drop is counted in ``evald_assembly_dropped_spans_total{reason}``.
+``trace_too_large``. Redelivered spans (same trace and span id) are accepted and dropped as ``duplicate``.
+Late spans: a new span of a trace that was already released reopens it (``late_spans: reevaluate``) from the
+retained copy of its last ``late_retention`` released traces: the trace is assembled again with the late span,
+released after ``settle`` with ``revision`` + 1, and its cases (metadata ``revision``) supersede the earlier ones
+(same identity: trace, span, metric), counted in ``evald_assembly_reopened_traces_total``. A late span of a trace
+no longer retained, or any late span with ``late_spans: drop``, is accepted and dropped as ``late``; late log
+records are always dropped as ``late`` (they carry no id to tell a redelivery from new data). Every drop is counted
+in ``evald_assembly_dropped_spans_total{reason}``.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from pydantic import Field, model_validator
 
@@ -43,6 +50,12 @@ class AssemblyConfig(ComponentConfig):
     max_logs_per_trace: int = Field(2_000, gt=0, description="Log records kept per trace; more are dropped, counted.")
     released_memory: int = Field(
         100_000, ge=0, description="Released trace ids remembered, to count late and redelivered spans."
+    )
+    late_spans: Literal["reevaluate", "drop"] = Field(
+        "reevaluate", description="A new span of a recently released trace: re-evaluate the trace, or drop it."
+    )
+    late_retention: int = Field(
+        5_000, ge=0, description="Released traces kept (spans and logs) so late spans can re-evaluate them."
     )
 
     @model_validator(mode="after")
@@ -88,6 +101,7 @@ class _Pending:
     deliveries: list[Delivery] = field(default_factory=list)
     has_root: bool = False
     truncated: bool = False
+    revision: int = 1
 
 
 class TraceWindow:
@@ -102,6 +116,7 @@ class TraceWindow:
         self._pending: dict[str, _Pending] = {}
         self._heap: list[tuple[float, str]] = []
         self._released: OrderedDict[str, None] = OrderedDict()
+        self._retained: OrderedDict[str, AssembledTrace] = OrderedDict()  # released, kept for late spans
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -126,9 +141,8 @@ class TraceWindow:
         rejected_spans = 0
         message = ""
         for span in batch.spans:
-            entry = self._entry(span.trace_id, now, touched)
+            entry = self._entry(span.trace_id, now, touched) or self._reopen(span, now, touched)
             if entry is None:
-                self._tm.dropped_spans.labels("late").inc()
                 continue
             if span.span_id in entry.spans:
                 self._tm.dropped_spans.labels("duplicate").inc()
@@ -183,6 +197,27 @@ class TraceWindow:
         touched[trace_id] = entry
         return entry
 
+    def _reopen(self, span: SpanRecord, now: float, touched: dict[str, _Pending]) -> _Pending | None:
+        """A span of a released trace: reopen it from the retained copy (policy ``reevaluate``), else count it."""
+        kept = self._retained.get(span.trace_id)
+        if kept is None:
+            self._tm.dropped_spans.labels("late").inc()
+            return None
+        if any(s.span_id == span.span_id for s in kept.spans):
+            self._tm.dropped_spans.labels("duplicate").inc()
+            return None
+        del self._retained[span.trace_id]
+        self._released.pop(span.trace_id, None)
+        entry = _Pending(trace_id=kept.trace_id, first_seen=now, deadline=now + self._cfg.decision_wait,
+                         spans={s.span_id: s for s in kept.spans}, logs=list(kept.logs),
+                         has_root=any(s.is_root for s in kept.spans), truncated=kept.truncated,
+                         revision=kept.revision + 1)
+        self._pending[kept.trace_id] = entry
+        heapq.heappush(self._heap, (entry.deadline, kept.trace_id))
+        touched[kept.trace_id] = entry
+        self._tm.traces_reopened.inc()
+        return entry
+
     # -- release ------------------------------------------------------------------------------------------------
 
     def _pop(self, trace_id: str, trigger: str) -> tuple[AssembledTrace, Completion]:
@@ -200,7 +235,12 @@ class TraceWindow:
             logs=tuple(entry.logs),
             complete=entry.has_root and not entry.truncated,
             truncated=entry.truncated,
+            revision=entry.revision,
         )
+        if self._cfg.late_spans == "reevaluate" and self._cfg.late_retention:
+            self._retained[trace_id] = trace
+            while len(self._retained) > self._cfg.late_retention:
+                self._retained.popitem(last=False)
         return trace, Completion(entry.deliveries)
 
     def due(self) -> list[str]:

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import Field
 
@@ -113,6 +113,8 @@ class EvaluationPipeline:
                     self._tm.cases_sampled_out.labels(case.scope).inc()
                     continue
                 case = self._references.resolve(case, trace)
+                if trace.revision > 1:  # late spans re-evaluated the trace: these scores supersede the earlier
+                    case = replace(case, metadata={**case.metadata, "revision": trace.revision})
                 if self._conversations is not None:
                     for evicted in self._conversations.add(case, trace):
                         await self._submit_detached(evicted)

@@ -58,8 +58,8 @@ async def test_decision_wait_releases_rootless_trace_as_incomplete() -> None:
     assert value(tm, "evald_assembly_released_traces_total", trigger="decision_wait") == 1
 
 
-async def test_duplicates_and_late_spans_are_counted() -> None:
-    window, clock, tm, out = make()
+async def test_duplicates_and_late_spans_are_counted_when_late_spans_are_dropped() -> None:
+    window, clock, tm, out = make(late_spans="drop")
     sink = await collect_into(out)
     root = span(T1, "a" * 16)
     window.consume(SignalBatch(spans=(root,)))
@@ -70,6 +70,29 @@ async def test_duplicates_and_late_spans_are_counted() -> None:
     window.consume(SignalBatch(spans=(span(T1, "b" * 16, parent="a" * 16),)))
     assert value(tm, "evald_assembly_dropped_spans_total", reason="late") == 1
     assert len(window) == 0
+
+
+async def test_a_late_span_reopens_the_trace_as_a_new_revision() -> None:
+    window, clock, tm, out = make(late_retention=1)
+    sink = await collect_into(out)
+    root = span(T1, "a" * 16)
+    window.consume(SignalBatch(spans=(root,)))
+    clock.advance(2)
+    await window.release_due(sink)
+    window.consume(SignalBatch(spans=(root,)))  # a redelivery of a released span does not reopen anything
+    assert value(tm, "evald_assembly_dropped_spans_total", reason="duplicate") == 1 and len(window) == 0
+    window.consume(SignalBatch(spans=(span(T1, "b" * 16, parent="a" * 16),)))  # new: reopens
+    assert len(window) == 1 and value(tm, "evald_assembly_reopened_traces_total") == 1
+    clock.advance(2)
+    await window.release_due(sink)
+    assert [t.revision for t in out] == [1, 2]
+    assert {s.span_id for s in out[1].spans} == {"a" * 16, "b" * 16} and out[1].complete
+    # retention is bounded: T2 pushes T1 out, so a later span of T1 is only counted as late
+    window.consume(SignalBatch(spans=(span(T2, "c" * 16),)))
+    clock.advance(2)
+    await window.release_due(sink)
+    window.consume(SignalBatch(spans=(span(T1, "d" * 16, parent="a" * 16),)))
+    assert value(tm, "evald_assembly_dropped_spans_total", reason="late") == 1 and len(window) == 0
 
 
 async def test_full_window_refuses_whole_batch() -> None:

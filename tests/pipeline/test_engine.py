@@ -197,3 +197,13 @@ def test_metric_options_are_validated() -> None:
     with pytest.raises(ValueError):
         WithOptions(options={"limit": "many"})
     assert WithOptions(options={"limit": 5}).options.limit == 5  # type: ignore[attr-defined]
+
+
+async def test_cases_of_a_reopened_trace_carry_its_revision() -> None:
+    pipe, exporter, _ = make(MappingResult(cases=(case(),)), [bind(Always())])
+    await pipe.start()
+    await pipe.on_trace(AssembledTrace(trace_id=T1, spans=(), revision=2), Completion([]))
+    await pipe.on_trace(trace(), Completion([]))
+    await exporter.wait_for(2, timeout=5)
+    assert sorted(c.case.metadata.get("revision", 1) for c in exporter.cases) == [1, 2]
+    await pipe.shutdown(1)
