@@ -51,6 +51,12 @@ class BaseMetric(ABC):
         if options is None or isinstance(options, Mapping):
             options = self.Options.model_validate(dict(options or {}))
         self.options = options
+        self.setup()
+
+    def setup(self) -> None:
+        """Prepare per-instance state from ``self.options`` (compiled patterns, tables...); called once by
+        ``__init__``. Override this instead of ``__init__``; raise ``ValueError`` for unusable options."""
+        return None
 
     def measure(self, eval_case: EvalCase) -> Score | None:
         """Score one case synchronously; ``None`` means not applicable."""

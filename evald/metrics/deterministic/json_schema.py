@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, cast
 
@@ -111,13 +110,7 @@ class JsonSchemaMetric(BaseMetric):
     requires: ClassVar[tuple[str, ...]] = ("output",)
     Options: ClassVar[type[ComponentConfig]] = JsonSchemaOptions
 
-    def __init__(
-        self,
-        threshold: float | None = None,
-        options: ComponentConfig | Mapping[str, Any] | None = None,
-        name: str | None = None,
-    ) -> None:
-        super().__init__(threshold=threshold, options=options, name=name)
+    def setup(self) -> None:
         opts = cast(JsonSchemaOptions, self.options)
         schema = opts.resolved_schema
         validator_class = jsonschema.validators.validator_for(schema)

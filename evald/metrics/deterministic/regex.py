@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal, cast
 
 from pydantic import BeforeValidator, Field, ValidationInfo, field_validator
@@ -72,13 +71,7 @@ class RegexMetric(BaseMetric):
     requires: ClassVar[tuple[str, ...]] = ("output",)
     Options: ClassVar[type[ComponentConfig]] = RegexOptions
 
-    def __init__(
-        self,
-        threshold: float | None = None,
-        options: ComponentConfig | Mapping[str, Any] | None = None,
-        name: str | None = None,
-    ) -> None:
-        super().__init__(threshold, options, name)
+    def setup(self) -> None:
         opts = cast(RegexOptions, self.options)
         self._regex = _compile(opts.pattern, list(opts.flags))
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Mapping
 from functools import cache
 from importlib import resources
-from typing import Any, ClassVar, Self, cast
+from typing import ClassVar, Self, cast
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -109,13 +108,7 @@ class CostMetric(BaseMetric):
     requires: ClassVar[tuple[str, ...]] = ("cost_usd", "model", "request_model", "input_tokens", "output_tokens")
     Options: ClassVar[type[ComponentConfig]] = CostOptions
 
-    def __init__(
-        self,
-        threshold: float | None = None,
-        options: ComponentConfig | Mapping[str, Any] | None = None,
-        name: str | None = None,
-    ) -> None:
-        super().__init__(threshold, options, name)
+    def setup(self) -> None:
         self.prices: dict[str, ModelPrice] = {**shipped_prices().models, **cast(CostOptions, self.options).prices}
 
     def measure(self, eval_case: EvalCase) -> Score | None:
