@@ -58,6 +58,10 @@ class BaseMetric(ABC):
         ``__init__``. Override this instead of ``__init__``; raise ``ValueError`` for unusable options."""
         return None
 
+    async def aclose(self) -> None:
+        """Release what the metric holds (HTTP clients...); the pipeline calls it once on shutdown."""
+        return None
+
     def measure(self, eval_case: EvalCase) -> Score | None:
         """Score one case synchronously; ``None`` means not applicable."""
         raise NotImplementedError(f"{type(self).__name__} implements neither measure() nor a_measure()")

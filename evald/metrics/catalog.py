@@ -63,6 +63,9 @@ def render_markdown(classes: Sequence[type[BaseMetric]] | None = None) -> str:
         "default below unless `threshold:` is set). A metric that does not apply to a case returns no score:",
         "the case is counted as skipped, never as a 0. Options go in the metric's `options:` block.",
         "",
+        "Any metric class of the optional harness-evals package also runs, as `kind: \"harness:<Class>\"` (e.g.",
+        "`harness:ExactMatchMetric`); those kinds are not listed here: see [harness-evals.md](harness-evals.md).",
+        "",
         "| kind | family | dimension | default threshold | summary |",
         "|---|---|---|---|---|",
     ]

@@ -63,12 +63,16 @@ def known_kinds() -> list[str]:
 
 
 def get_metric_class(kind: str) -> type[BaseMetric]:
-    """Resolve a kind: built-in, then entry point, then ``module:Class``."""
+    """Resolve a kind: built-in, then entry point, then ``harness:<Class>`` (harness-evals), then ``module:Class``."""
     if kind in BUILTIN_METRICS:
         return _load(BUILTIN_METRICS[kind])
     plugins = _plugin_targets()
     if kind in plugins:
         return _load(plugins[kind])
+    if kind.startswith("harness:"):  # any harness-evals metric class, through the adapter
+        from evald.metrics.harness_adapter import harness_metric_class
+
+        return harness_metric_class(kind.removeprefix("harness:"))
     if ":" in kind:
         try:
             return _load(kind)

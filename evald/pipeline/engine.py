@@ -239,3 +239,9 @@ class EvaluationPipeline:
             self._tm.cases_dropped.labels("shutdown").inc()
             work.completion.release()
             self._queue.task_done()
+        for metric in {id(b.metric): b.metric for b in self._bindings}.values():
+            try:
+                async with asyncio.timeout(1.0):
+                    await metric.aclose()
+            except Exception as err:  # closing must not stop the rest of the shutdown
+                logger.warning("metric %s did not close cleanly: %s", metric.name, err)

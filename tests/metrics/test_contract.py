@@ -15,6 +15,7 @@ from evald.case import Dimension, Document, EvalCase, Message, Score, ToolCall
 from evald.config.base import ComponentConfig
 from evald.metrics.base import BaseMetric
 from evald.metrics.registry import BUILTIN_METRICS, all_metric_classes
+from evald.metrics.remote import MetricUnavailable
 
 PACKAGE = Path(evald.__file__).resolve().parent
 METRICS = all_metric_classes()
@@ -36,6 +37,10 @@ SAMPLE_OPTIONS: dict[str, dict[str, Any]] = {
     "steps_below": {"max_steps": 5},
     "json_schema": {"schema": {"type": "string"}},
     "ordinal_distance": {"scale": ["bad", "ok", "good"]},
+    "conversation_resolution": {"resolved_patterns": ["Paris"]},
+    "webhook": {"url": "http://127.0.0.1:9/score", "timeout": 2},  # nothing listens: MetricUnavailable
+    "embedding_cosine": {"provider": {"kind": "hashing"}},
+    "bertscore_like": {"provider": {"kind": "hashing"}},
 }
 
 FULL_CASE = EvalCase(
@@ -113,7 +118,11 @@ def test_default_options_or_a_sample_build_the_metric(cls: type[BaseMetric]) -> 
 @pytest.mark.parametrize("case", [EvalCase(), FULL_CASE], ids=["empty", "full"])
 def test_measure_returns_none_or_a_score_in_range(cls: type[BaseMetric], case: EvalCase) -> None:
     metric = build(cls)
-    score = asyncio.run(metric.a_measure(case))
+    try:
+        score = asyncio.run(metric.a_measure(case))
+    except MetricUnavailable as err:  # a metric that leaves the process, its service absent here: an error outcome
+        assert cls.is_async and str(err)
+        return
     if score is None:
         return
     assert isinstance(score, Score)

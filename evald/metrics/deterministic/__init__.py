@@ -10,4 +10,5 @@ METRICS: dict[str, str] = {
     "json_schema": "evald.metrics.deterministic.json_schema:JsonSchemaMetric",
     "json_diff": "evald.metrics.deterministic.json_diff:JsonDiffMetric",
     "ordinal_distance": "evald.metrics.deterministic.ordinal_distance:OrdinalDistanceMetric",
+    "webhook": "evald.metrics.deterministic.webhook:WebhookMetric",
 }
