@@ -26,6 +26,8 @@ class BaseMetric(ABC):
     family: ClassVar[str]
     dimension: ClassVar[Dimension]
     default_threshold: ClassVar[float] = 1.0
+    #: True when the metric only ever returns 0 or 1 (pass/fail): exporters report it as a boolean score.
+    boolean: ClassVar[bool] = False
     version: ClassVar[str] = "1"
     #: EvalCase fields the metric reads; documented by ``evald list-metrics``.
     requires: ClassVar[tuple[str, ...]] = ()

@@ -29,6 +29,7 @@ class ToolBlocklistMetric(BaseMetric):
     family: ClassVar[str] = "agent"
     dimension: ClassVar[Dimension] = Dimension.TRAJECTORY
     default_threshold: ClassVar[float] = 1.0
+    boolean: ClassVar[bool] = True
     requires: ClassVar[tuple[str, ...]] = ("tool_calls",)
     Options: ClassVar[type[ComponentConfig]] = ToolBlocklistOptions
 

@@ -42,6 +42,7 @@ class ToolCalledWithMetric(BaseMetric):
     family: ClassVar[str] = "agent"
     dimension: ClassVar[Dimension] = Dimension.TRAJECTORY
     default_threshold: ClassVar[float] = 1.0
+    boolean: ClassVar[bool] = True
     requires: ClassVar[tuple[str, ...]] = ("tool_calls",)
     Options: ClassVar[type[ComponentConfig]] = ToolCalledWithOptions
 

@@ -76,6 +76,7 @@ class ConversationResolutionMetric(BaseMetric):
     family: ClassVar[str] = "conversation"
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 1.0
+    boolean: ClassVar[bool] = True
     requires: ClassVar[tuple[str, ...]] = ("messages", "output", "input")
     Options: ClassVar[type[ComponentConfig]] = ConversationResolutionOptions
 

@@ -37,6 +37,7 @@ class ExactMatchMetric(BaseMetric):
     family: ClassVar[str] = "deterministic"
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 1.0
+    boolean: ClassVar[bool] = True
     requires: ClassVar[tuple[str, ...]] = ("output", "expected")
     Options: ClassVar[type[ComponentConfig]] = ExactMatchOptions
 

@@ -68,6 +68,7 @@ class RegexMetric(BaseMetric):
     family: ClassVar[str] = "deterministic"
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 1.0
+    boolean: ClassVar[bool] = True
     requires: ClassVar[tuple[str, ...]] = ("output",)
     Options: ClassVar[type[ComponentConfig]] = RegexOptions
 

@@ -24,6 +24,7 @@ class ErrorFreeMetric(BaseMetric):
     family: ClassVar[str] = "operational"
     dimension: ClassVar[Dimension] = Dimension.PERFORMANCE
     default_threshold: ClassVar[float] = 1.0
+    boolean: ClassVar[bool] = True
     requires: ClassVar[tuple[str, ...]] = ("error", "tool_calls")
 
     def measure(self, eval_case: EvalCase) -> Score | None:

@@ -30,6 +30,7 @@ class RetrievalHitAtKMetric(BaseMetric):
     family: ClassVar[str] = "retrieval"
     dimension: ClassVar[Dimension] = Dimension.GROUNDEDNESS
     default_threshold: ClassVar[float] = 1.0
+    boolean: ClassVar[bool] = True
     requires: ClassVar[tuple[str, ...]] = ("context", "expected", "metadata")
     Options: ClassVar[type[ComponentConfig]] = RelevanceOptions
 

@@ -79,6 +79,7 @@ class PiiLeakMetric(BaseMetric):
     family: ClassVar[str] = "safety"
     dimension: ClassVar[Dimension] = Dimension.SAFETY
     default_threshold: ClassVar[float] = 1.0
+    boolean: ClassVar[bool] = True
     requires: ClassVar[tuple[str, ...]] = ("output", "input", "context")
     Options: ClassVar[type[ComponentConfig]] = PiiLeakOptions
 

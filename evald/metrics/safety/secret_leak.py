@@ -73,6 +73,7 @@ class SecretLeakMetric(BaseMetric):
     family: ClassVar[str] = "safety"
     dimension: ClassVar[Dimension] = Dimension.SAFETY
     default_threshold: ClassVar[float] = 1.0
+    boolean: ClassVar[bool] = True
     requires: ClassVar[tuple[str, ...]] = ("output", "input", "context")
     Options: ClassVar[type[ComponentConfig]] = SecretLeakOptions
 
