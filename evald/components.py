@@ -46,6 +46,14 @@ EXPORTER_FACTORIES: dict[str, Factory] = {
         "prometheus", "evald.exporters.prometheus:PrometheusExporterConfig",
         "evald.components_create:create_prometheus",
     ),
+    "langfuse": Factory(
+        "langfuse", "evald.exporters.langfuse:LangfuseExporterConfig", "evald.components_create:create_langfuse"
+    ),
+    "file": Factory("file", "evald.exporters.file:FileExporterConfig", "evald.components_create:create_file"),
+    "debug": Factory("debug", "evald.exporters.debug:DebugExporterConfig", "evald.components_create:create_debug"),
+    "otlp": Factory(
+        "otlp", "evald.exporters.otlp:OTLPExporterConfig", "evald.components_create:create_otlp_exporter"
+    ),
 }
 
 

@@ -20,3 +20,31 @@ def create_prometheus(config: ComponentConfig, telemetry: Telemetry, component_i
 
     assert isinstance(config, PrometheusExporterConfig)
     return PrometheusExporter(config, telemetry, component_id=component_id)
+
+
+def create_langfuse(config: ComponentConfig, telemetry: Telemetry, component_id: str) -> Any:
+    from evald.exporters.langfuse import LangfuseExporter, LangfuseExporterConfig
+
+    assert isinstance(config, LangfuseExporterConfig)
+    return LangfuseExporter(config, telemetry, component_id=component_id)
+
+
+def create_file(config: ComponentConfig, telemetry: Telemetry, component_id: str) -> Any:
+    from evald.exporters.file import FileExporter, FileExporterConfig
+
+    assert isinstance(config, FileExporterConfig)
+    return FileExporter(config, telemetry, component_id=component_id)
+
+
+def create_debug(config: ComponentConfig, telemetry: Telemetry, component_id: str) -> Any:
+    from evald.exporters.debug import DebugExporter, DebugExporterConfig
+
+    assert isinstance(config, DebugExporterConfig)
+    return DebugExporter(config, component_id=component_id)
+
+
+def create_otlp_exporter(config: ComponentConfig, telemetry: Telemetry, component_id: str) -> Any:
+    from evald.exporters.otlp import OTLPExporter, OTLPExporterConfig
+
+    assert isinstance(config, OTLPExporterConfig)
+    return OTLPExporter(config, telemetry, component_id=component_id)

@@ -20,6 +20,7 @@ from evald import __version__
 from evald.assembly.window import TraceWindow
 from evald.components import EXPORTER_FACTORIES, RECEIVER_FACTORIES, component_type
 from evald.config.loader import ResolvedConfig
+from evald.exporters.routing import bind_metric_info, metric_infos, route_exporters
 from evald.interfaces import Exporter, Source
 from evald.mapping.router import MapperRouter, default_mappers
 from evald.pipeline.bindings import build_bindings
@@ -49,9 +50,11 @@ class EvaldService:
         root = config.root
         self.exporters: list[Exporter] = list(extra_exporters)
         if configured_exporters:
+            configured: list[Exporter] = []
             for component_id, cfg in config.exporters.items():
                 factory = EXPORTER_FACTORIES[component_type(component_id)]
-                self.exporters.append(factory.create(cfg, self.telemetry, component_id))
+                configured.append(factory.create(cfg, self.telemetry, component_id))
+            self.exporters += route_exporters(configured, root.pipelines)  # `pipelines:` filters per exporter
         self.receivers: list[Source] = []
         if with_receivers:
             for component_id, cfg in config.receivers.items():
@@ -62,11 +65,13 @@ class EvaldService:
             from evald.exporters.admin_http import AdminHttpServer
 
             self.admin = AdminHttpServer(self._admin_endpoint(), self.telemetry)
+        bindings = build_bindings(config.metrics)
+        bind_metric_info(self.exporters, metric_infos(bindings))  # metric versions and pass/fail-only metrics
         self.pipeline = EvaluationPipeline(
             root.pipeline,
             MapperRouter(default_mappers()),
             Sampler(root.sampling.ratio),
-            build_bindings(config.metrics),
+            bindings,
             self.exporters,
             self.telemetry,
             ReferenceResolver.from_config(root.goldens),
@@ -148,8 +153,8 @@ class EvaldService:
             await _safely(receiver.shutdown(min(2.0, remaining())), f"receiver {receiver.id}")
         await _safely(self.window.shutdown(self.pipeline.on_trace, remaining()), "assembly window")
         await _safely(self.pipeline.shutdown(remaining()), "pipeline")
-        for exporter in self.exporters:
-            await _safely(exporter.shutdown(remaining()), f"exporter {exporter.id}")
+        budget = remaining()  # exporters flush concurrently, so one slow exporter cannot starve the others
+        await asyncio.gather(*(_safely(e.shutdown(budget), f"exporter {e.id}") for e in self.exporters))
         if self.admin is not None:
             await _safely(self.admin.shutdown(1.0), "admin http")
         logger.info("evald stopped")

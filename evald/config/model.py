@@ -1,17 +1,19 @@
 """The root configuration model (first validation pass). Component blocks are checked by their factories.
 
 Top-level keys read like an OpenTelemetry Collector config: ``receivers``, ``assembly``, ``sampling``,
-``metrics``, ``goldens``, ``conversations``, ``pipeline``, ``exporters``, ``telemetry``.
+``metrics``, ``goldens``, ``conversations``, ``pipeline``, ``exporters``, ``pipelines`` (which exporters receive
+which scores; evald/exporters/routing.py), ``telemetry``.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ModelWrapValidatorHandler, model_validator
 
 from evald.assembly.window import AssemblyConfig
 from evald.config.base import ComponentConfig, Endpoint
+from evald.exporters.routing import ExportPipelineConfig, checking_exporter_ids
 from evald.pipeline.bindings import MetricSpec
 from evald.pipeline.conversations import ConversationsConfig
 from evald.pipeline.engine import PipelineConfig
@@ -53,4 +55,13 @@ class EvaldConfig(ComponentConfig):
     conversations: ConversationsConfig = ConversationsConfig()
     pipeline: PipelineConfig = PipelineConfig()
     exporters: ComponentBlocks = Field(default_factory=_default_exporters)
+    pipelines: list[ExportPipelineConfig] | None = Field(
+        None, min_length=1, description="Which exporters receive which scores; absent = every exporter gets all."
+    )
     telemetry: TelemetryConfig = TelemetryConfig()
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _check_pipeline_exporters(cls, data: Any, handler: ModelWrapValidatorHandler[EvaldConfig]) -> EvaldConfig:
+        with checking_exporter_ids(data, default=_default_exporters()):
+            return handler(data)

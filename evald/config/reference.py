@@ -113,6 +113,11 @@ def render_markdown() -> str:
 
     lines += _section("`metrics[]` (one entry per metric; options are per kind, see docs/metrics.md)", MetricSpec,
                       "metrics[].")
+    pipelines = next((_submodel(a) for a in get_args(EvaldConfig.model_fields["pipelines"].annotation)
+                      if _submodel(a) is not None), None)  # list[Model] | None -> Model
+    if pipelines is not None:
+        lines += _section("`pipelines[]` (which exporters receive which scores; absent: every exporter gets all)",
+                          pipelines, "pipelines[].")
     lines += ["## Receivers (`receivers.<type>[/<name>]`)", ""]
     for type_name, factory in sorted(RECEIVER_FACTORIES.items()):
         lines += _section(f"`{type_name}`", factory.config_model(), f"receivers.{type_name}.")

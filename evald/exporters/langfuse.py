@@ -1,0 +1,207 @@
+"""Langfuse exporter: every score becomes a Langfuse score on the trace/observation (or session) it judged.
+
+Config keys (``exporters.langfuse[/name]``):
+  host                   Langfuse base URL (default ``https://cloud.langfuse.com``)
+  public_key, secret_key HTTP Basic credentials; give them as ``${env:LANGFUSE_PUBLIC_KEY}`` /
+                         ``${env:LANGFUSE_SECRET_KEY}``; they are never logged
+  environment            Langfuse environment of the scores (lowercase ``[a-z0-9_-]``, not starting with
+                         ``langfuse``); default: none sent (Langfuse shows ``default``)
+  timeout                deadline of one HTTP attempt (default 5s)
+  rate_limit_per_minute  client-side limit on requests (default 30, Langfuse Cloud's smallest plan; 0 = none)
+  batch_size             scores per request (default 100); ``1`` sends one JSON object per request, the form
+                         Langfuse servers without batched scores accept
+  sending_queue, retry_on_failure   the shared helper's blocks (evald/exporters/sending_policy.py)
+
+Wire: ``POST {host}/api/public/scores`` with a JSON array of score bodies (evald/exporters/langfuse_scores.py),
+at most 1,000,000 bytes per request (the endpoint's body limit per the Langfuse SDK). Langfuse Python SDK 5 sends
+the same array; the server answers 202 (all accepted) or 207 with ``{accepted, rejected, errors}``.
+
+Failure semantics: 2xx = sent; 207 = the rejected count is dropped as ``permanent_error`` and not retried (the
+response does not say which scores failed; the SDK does not retry either); 429 and 5xx honour ``Retry-After``
+(seconds or HTTP date) and are retried, as are 408, network errors and timeouts; other 4xx (bad body, bad keys)
+are ``permanent_error``. Scores are upserted on their deterministic ids, so a retry never duplicates a score.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+
+import httpx
+from pydantic import Field, SecretStr, field_validator
+
+from evald import __version__
+from evald.config.base import ComponentConfig, Duration
+from evald.exporters.langfuse_scores import encode_scores
+from evald.exporters.routing import MetricInfo
+from evald.exporters.sending import SendingQueue
+from evald.exporters.sending_policy import (
+    PartiallyRejected,
+    PermanentError,
+    RetryableError,
+    RetryOnFailureConfig,
+    SendingQueueConfig,
+    TokenBucket,
+    parse_retry_after,
+)
+from evald.model import ScoredCase
+from evald.telemetry import RateLimitedLog, Telemetry
+
+logger = logging.getLogger(__name__)
+
+SCORES_PATH = "/api/public/scores"
+#: POST /api/public/scores body limit (Langfuse Python SDK 5: "the default Next.js body limit of 1 MiB").
+MAX_BODY_BYTES = 1_000_000
+_ENVIRONMENT_RE = re.compile(r"^[a-z0-9_-]+$")
+
+
+class LangfuseExporterConfig(ComponentConfig):
+    host: str = Field("https://cloud.langfuse.com", description="Langfuse base URL (scheme, host, optional port).")
+    public_key: SecretStr = Field(description="Langfuse public key (`pk-lf-...`); use `${env:LANGFUSE_PUBLIC_KEY}`.")
+    secret_key: SecretStr = Field(description="Langfuse secret key (`sk-lf-...`); use `${env:LANGFUSE_SECRET_KEY}`.")
+    environment: str | None = Field(None, description="Langfuse environment of the scores; none = `default`.")
+    timeout: Duration = Field(5.0, description="Deadline of one HTTP attempt.")
+    rate_limit_per_minute: float = Field(
+        30.0, ge=0.0, description="Requests per minute at most (Cloud hobby: 30, paid plans: 1000); 0 = no limit."
+    )
+    batch_size: int = Field(
+        100, ge=1, le=10_000, description="Scores per request; 1 = one JSON object per request (older servers)."
+    )
+    sending_queue: SendingQueueConfig = Field(SendingQueueConfig(), description="Bounded queue of scores to send.")
+    retry_on_failure: RetryOnFailureConfig = Field(RetryOnFailureConfig(), description="Retry with backoff.")
+
+    @field_validator("host")
+    @classmethod
+    def _check_host(cls, value: str) -> str:
+        url = httpx.URL(value)
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError(f"host {value!r} must be an http(s) URL such as https://cloud.langfuse.com")
+        return value.rstrip("/")
+
+    @field_validator("environment")
+    @classmethod
+    def _check_environment(cls, value: str | None) -> str | None:
+        if value is not None and (not _ENVIRONMENT_RE.match(value) or value.startswith("langfuse")):
+            raise ValueError("environment must be lowercase letters, digits, `-` or `_`, not starting with `langfuse`")
+        return value
+
+    @field_validator("timeout")
+    @classmethod
+    def _positive_timeout(cls, value: float) -> float:
+        if value <= 0:
+            raise ValueError("timeout must be greater than 0")
+        return value
+
+
+class LangfuseExporter:
+    """Queues score bodies and sends them in batches through the shared helper (module docstring)."""
+
+    def __init__(self, config: LangfuseExporterConfig, telemetry: Telemetry, *, component_id: str = "langfuse",
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.id = component_id
+        self.config = config
+        self._infos: Mapping[str, MetricInfo] = {}
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+        self._log = RateLimitedLog(logger)
+        limiter = TokenBucket(config.rate_limit_per_minute) if config.rate_limit_per_minute > 0 else None
+        self._queue: SendingQueue[bytes] = SendingQueue(
+            component_id, self._send, telemetry, queue=config.sending_queue, retry=config.retry_on_failure,
+            timeout=config.timeout, batch_size=config.batch_size, max_batch_bytes=MAX_BODY_BYTES,
+            size_of=len, rate_limiter=limiter,
+        )
+
+    @property
+    def queue(self) -> SendingQueue[bytes]:
+        return self._queue
+
+    def set_metric_info(self, infos: Mapping[str, MetricInfo]) -> None:
+        """Metric versions and pass/fail-only declarations (ids and ``dataType`` use them)."""
+        self._infos = dict(infos)
+
+    async def start(self) -> None:
+        if self._client is None:
+            cfg = self.config
+            self._client = httpx.AsyncClient(
+                base_url=cfg.host,
+                auth=httpx.BasicAuth(cfg.public_key.get_secret_value(), cfg.secret_key.get_secret_value()),
+                headers={"User-Agent": f"evald/{__version__}", "Content-Type": "application/json"},
+                timeout=httpx.Timeout(cfg.timeout),
+                limits=httpx.Limits(max_connections=cfg.sending_queue.num_consumers),
+                transport=self._transport,
+            )
+        await self._queue.start()
+
+    async def export(self, batch: Sequence[ScoredCase]) -> None:
+        """Queue every score of ``batch`` (never waits on the network; a full queue drops and counts)."""
+        now = datetime.now(UTC)
+        self._queue.submit(encode_scores(list(batch), self._infos, environment=self.config.environment,
+                                         timestamp=now))
+
+    async def shutdown(self, timeout: float) -> None:
+        """Send what is queued within ``timeout`` (the rest is counted as dropped), then close the client."""
+        try:
+            await self._queue.shutdown(timeout)
+        finally:
+            if self._client is not None:
+                await self._client.aclose()
+                self._client = None
+
+    async def _send(self, batch: list[bytes]) -> None:
+        if self._client is None:
+            raise RetryableError("exporter not started")
+        single = self.config.batch_size == 1 and len(batch) == 1
+        body = batch[0] if single else b"[" + b",".join(batch) + b"]"
+        try:
+            response = await self._client.post(SCORES_PATH, content=body)
+        except httpx.TimeoutException as err:
+            raise RetryableError(f"request timed out ({type(err).__name__})", reason="timeout") from err
+        except httpx.TransportError as err:
+            raise RetryableError(f"{type(err).__name__}: {err}", reason="network") from err
+        self._check(response, len(batch), single)
+
+    def _check(self, response: httpx.Response, sent: int, single: bool) -> None:
+        status = response.status_code
+        if status == 207:
+            rejected, errors = _partial_result(response, sent)
+            raise PartiallyRejected(f"Langfuse rejected {rejected} of {sent} scores: {errors}", rejected)
+        if 200 <= status < 300:
+            return
+        hint = parse_retry_after(response.headers.get("Retry-After"))
+        if status == 429:
+            raise RetryableError("HTTP 429 (rate limited)", retry_after=hint, reason="throttled")
+        if status >= 500 or status == 408:
+            raise RetryableError(f"HTTP {status}", retry_after=hint, reason="server_error")
+        message = _message(response)
+        if status in (401, 403):
+            self._log.log(logging.ERROR, f"auth:{self.id}", "exporter %s: Langfuse refused the keys (HTTP %d): %s",
+                          self.id, status, message)
+        elif status == 400 and not single:
+            self._log.log(logging.ERROR, f"bad:{self.id}", "exporter %s: HTTP 400 %s (if this Langfuse server "
+                          "predates batched scores, set batch_size: 1)", self.id, message)
+        raise PermanentError(f"HTTP {status}: {message}")
+
+
+def _message(response: httpx.Response) -> str:
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text[:200]
+    if isinstance(data, dict) and isinstance(data.get("message"), str):
+        return str(data["message"])[:200]
+    return str(data)[:200]
+
+
+def _partial_result(response: httpx.Response, sent: int) -> tuple[int, str]:
+    """``(rejected, joined error messages)`` of a 207; an unreadable body counts every score as rejected."""
+    try:
+        data = response.json()
+    except ValueError:
+        return sent, response.text[:200]
+    if not isinstance(data, dict) or not isinstance(data.get("rejected"), int):
+        return sent, str(data)[:200]
+    errors = data.get("errors") if isinstance(data.get("errors"), list) else []
+    text = "; ".join(str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors or [])
+    return min(max(int(data["rejected"]), 0), sent), text[:300]

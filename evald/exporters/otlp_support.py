@@ -1,0 +1,122 @@
+"""Small helpers of the OTLP exporter: its overflow counter, the evaluated span's context, daemon-thread calls.
+
+Kept apart from ``otlp.py`` so they import nothing from the optional ``otlp`` extra (only the OTel API and SDK,
+which are core dependencies).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from opentelemetry.context import Context
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, set_span_in_context
+from prometheus_client import CollectorRegistry, Counter
+
+from evald.case import EvalCase
+from evald.telemetry import Telemetry
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+ATTRIBUTE_OVERFLOW = "evald_exporter_attribute_overflow"
+
+#: Counters this module registered, per registry (several ``otlp/<name>`` exporters share one registry).
+_COUNTERS: weakref.WeakKeyDictionary[CollectorRegistry, dict[str, Counter]] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def _counter(registry: CollectorRegistry, name: str, doc: str, labels: tuple[str, ...]) -> Counter:
+    with _LOCK:
+        owned = _COUNTERS.setdefault(registry, {})
+        if name not in owned:
+            owned[name] = Counter(name, doc, list(labels), registry=registry)
+        return owned[name]
+
+
+def overflow_counter(telemetry: Telemetry) -> Counter:
+    """``evald_exporter_attribute_overflow_total{exporter}``: evaluations folded into ``__overflow__``."""
+    return _counter(
+        telemetry.registry, ATTRIBUTE_OVERFLOW,
+        "Evaluations whose metric attribute set exceeded max_attribute_sets and was folded into __overflow__.",
+        ("exporter",),
+    )
+
+
+def case_context(case: EvalCase) -> Context | None:
+    """A context whose current span is the evaluated span (non-recording, sampled), or None without a trace id.
+
+    Metrics recorded in it get exemplars with its ids; log records emitted in it carry its trace/span id. The
+    span was exported to evald, so it was sampled: the flags say so (evald does not receive the original flags).
+    """
+    try:
+        trace_id = int(case.trace_id, 16) if case.trace_id else 0
+        span_id = int(case.span_id, 16) if case.span_id else 0
+    except ValueError:
+        return None
+    if trace_id == 0 or trace_id >= 1 << 128 or span_id >= 1 << 64:
+        return None
+    span = NonRecordingSpan(SpanContext(trace_id, span_id, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED)))
+    return set_span_in_context(span, Context())
+
+
+def error_type(reason: str) -> str:
+    """A low-cardinality ``error.type`` from the scorer's error text ("timed out after 60s", "KeyError: 'x'")."""
+    if reason.startswith("timed out"):
+        return "timeout"
+    if reason.startswith("returned "):
+        return "invalid_result"
+    head, sep, _ = reason.partition(":")
+    if sep and head.isidentifier():
+        return head
+    return "_OTHER"
+
+
+@functools.lru_cache(maxsize=512)
+def metric_version(name: str) -> str | None:
+    """The evaluator version of the metric whose kind is ``name`` (None when the name is not a known kind)."""
+    try:
+        from evald.metrics.registry import get_metric_class
+
+        return str(get_metric_class(name).version)
+    except Exception:
+        return None
+
+
+async def run_in_daemon_thread(fn: Callable[[], T], timeout: float, name: str) -> T | None:
+    """Run a blocking SDK call on a daemon thread; return its result, or None if it raised or ``timeout`` passed.
+
+    A daemon thread (not the loop's default executor) so that a call stuck on an unreachable collector can never
+    hold up the process exit; it is abandoned at the deadline.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(setter: Callable[[Any], None], value: Any) -> None:
+        if not future.done():
+            setter(value)
+
+    def target() -> None:
+        try:
+            outcome: tuple[Callable[[Any], None], Any] = (future.set_result, fn())
+        except BaseException as err:  # reported to the awaiting side
+            outcome = (future.set_exception, err)
+        with contextlib.suppress(RuntimeError):  # the loop closed while the call ran past its deadline
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    threading.Thread(target=target, name=f"evald-{name}", daemon=True).start()
+    try:
+        async with asyncio.timeout(max(0.0, timeout)):
+            return await asyncio.shield(future)
+    except TimeoutError:
+        logger.warning("%s did not finish within %.2fs", name, timeout)
+    except Exception:
+        logger.warning("%s failed", name, exc_info=True)
+    return None

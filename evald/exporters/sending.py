@@ -1,0 +1,300 @@
+"""The shared sending helper every network exporter sits behind: bounded queue -> retry -> per-attempt timeout.
+
+An exporter turns scores into items (e.g. one serialised JSON score each), hands them to :meth:`SendingQueue.submit`
+(which never blocks) and supplies ``send(batch)``: a coroutine that sends one batch and raises
+:class:`~evald.exporters.sending_policy.RetryableError` (optionally with the server's ``retry_after``),
+:class:`~evald.errors.PermanentError` or :class:`~evald.exporters.sending_policy.PartiallyRejected`. Config blocks
+(``sending_queue``, ``retry_on_failure``) and the backoff live in :mod:`evald.exporters.sending_policy`.
+
+Behaviour:
+  * ``num_consumers`` tasks each take up to ``batch_size`` items (and at most ``max_batch_bytes``) from the queue,
+    after waiting for a rate-limit token when the exporter has a :class:`TokenBucket`, so batches grow while the
+    limiter holds them back.
+  * Each attempt runs under ``timeout``. A failure other than a permanent one is retried after the server's hint
+    (a positive Retry-After; it also pauses every other consumer of the exporter) or else a jittered backoff,
+    until ``retry_on_failure.max_elapsed_time`` after the batch's first attempt.
+  * ``shutdown(timeout)`` stops accepting, keeps sending (and retrying while the retry fits in the deadline) until
+    the queue is empty or the deadline passes, then cancels what is in flight and counts the rest.
+
+Self-metrics (evald/exporters/sending_metrics.py; on the service registry, labelled by exporter id):
+  ``evald_exporter_sent_scores_total{exporter}``, ``evald_exporter_dropped_scores_total{exporter,reason}`` with
+  reason ``queue_full`` | ``retries_exhausted`` | ``permanent_error`` | ``shutdown``,
+  ``evald_exporter_retries_total{exporter,reason}``, ``evald_exporter_queue_size{exporter}`` and
+  ``evald_exporter_queue_capacity{exporter}``. Items are counted as scores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Generic, TypeVar
+
+from evald.errors import PermanentError
+from evald.exporters.sending_metrics import DROP_REASONS, ExporterInstruments, exporter_instruments
+from evald.exporters.sending_policy import (
+    PartiallyRejected,
+    RetryableError,
+    RetryOnFailureConfig,
+    SendingQueueConfig,
+    TokenBucket,
+    backoff_delay,
+    hinted_delay,
+)
+from evald.telemetry import RateLimitedLog, Telemetry
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["DROP_REASONS", "ExporterInstruments", "SendingQueue", "exporter_instruments"]
+
+T = TypeVar("T")
+
+
+class SendingQueue(Generic[T]):
+    """Bounded queue, consumers, retry and timeout around one ``send(batch)`` coroutine (module docstring)."""
+
+    def __init__(
+        self,
+        exporter_id: str,
+        send: Callable[[list[T]], Awaitable[None]],
+        telemetry: Telemetry,
+        *,
+        queue: SendingQueueConfig,
+        retry: RetryOnFailureConfig,
+        timeout: float,
+        batch_size: int = 100,
+        max_batch_bytes: int | None = None,
+        size_of: Callable[[T], int] = len,  # type: ignore[assignment]  # items are usually bytes
+        rate_limiter: TokenBucket | None = None,
+        rng: Callable[[], float] = random.random,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.exporter_id = exporter_id
+        self._send = send
+        self._queue_cfg = queue
+        self._retry = retry
+        self._timeout = timeout
+        self._batch_size = max(1, batch_size)
+        self._max_bytes = max_batch_bytes
+        self._size_of = size_of
+        self._limiter = rate_limiter
+        self._rng = rng
+        self._clock = clock
+        self._items: deque[T] = deque()
+        self._inflight: dict[int, list[T]] = {}
+        self._not_empty = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._blocked_until = 0.0
+        self._deadline: float | None = None
+        self._closing = False
+        self._tasks: list[asyncio.Task[None]] = []
+        self._log = RateLimitedLog(logger)
+        m = exporter_instruments(telemetry)
+        self._sent = m.sent.labels(exporter_id)
+        self._dropped = {reason: m.dropped.labels(exporter_id, reason) for reason in DROP_REASONS}
+        self._retries = m.retries
+        self._size_gauge = m.queue_size.labels(exporter_id)
+        m.queue_capacity.labels(exporter_id).set(queue.queue_size)
+        self._size_gauge.set(0)
+
+    # ---- producer side -------------------------------------------------------------------------------------
+
+    def submit(self, items: Sequence[T]) -> int:
+        """Queue ``items`` without waiting; returns how many were accepted (the rest are dropped and counted)."""
+        if not items:
+            return 0
+        if self._closing:
+            self._drop("shutdown", len(items), "exporter is shutting down")
+            return 0
+        accepted = too_big = 0
+        room = self._queue_cfg.queue_size - len(self._items)
+        for item in items:
+            if self._max_bytes is not None and self._size_of(item) + 2 > self._max_bytes:
+                too_big += 1
+            elif accepted < room:
+                self._items.append(item)
+                accepted += 1
+        if too_big:
+            self._drop("permanent_error", too_big, f"item larger than {self._max_bytes} bytes")
+        full = len(items) - accepted - too_big
+        if full:
+            self._drop("queue_full", full, f"sending queue full ({self._queue_cfg.queue_size})")
+        if accepted:
+            self._size_gauge.set(len(self._items))
+            self._not_empty.set()
+        return accepted
+
+    @property
+    def pending(self) -> int:
+        """Items queued or in flight."""
+        return len(self._items) + sum(len(b) for b in self._inflight.values())
+
+    async def drain(self, timeout: float) -> bool:
+        """Wait until nothing is queued or in flight (tests, replay); False if ``timeout`` passed first."""
+        end = self._clock() + timeout
+        while self.pending:
+            if self._clock() >= end:
+                return False
+            await asyncio.sleep(0.01)
+        return True
+
+    # ---- lifecycle ------------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._tasks or self._closing:
+            return
+        self._tasks = [
+            asyncio.create_task(self._consume(i), name=f"evald:{self.exporter_id}:sender-{i}")
+            for i in range(self._queue_cfg.num_consumers)
+        ]
+
+    async def shutdown(self, timeout: float) -> None:
+        """Stop accepting, send what is queued within ``timeout``, then cancel and count the rest. Idempotent."""
+        if self._closing:
+            return
+        self._closing = True
+        self._deadline = self._clock() + max(0.0, timeout)
+        self._stopping.set()
+        self._not_empty.set()
+        if self._tasks:
+            _, still_running = await asyncio.wait(self._tasks, timeout=max(0.0, timeout))
+            for task in still_running:
+                task.cancel()
+            for task in still_running:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        left = self.pending
+        self._items.clear()
+        self._inflight.clear()
+        self._size_gauge.set(0)
+        if left:
+            self._drop("shutdown", left, f"shutdown deadline ({timeout:g}s) passed")
+
+    # ---- consumers ------------------------------------------------------------------------------------------
+
+    async def _consume(self, index: int) -> None:
+        while True:
+            while not self._items:
+                if self._closing:
+                    return
+                self._not_empty.clear()
+                await self._not_empty.wait()
+            await self._wait_gate()
+            batch = self._take()
+            if not batch:  # another consumer emptied the queue meanwhile
+                if self._limiter is not None:
+                    self._limiter.refund()
+                continue
+            self._inflight[index] = batch
+            try:
+                await self._deliver(index, batch)
+            except Exception:  # a bug here must not end the consumer
+                self._finish(index, dropped=("permanent_error", len(batch)))
+                logger.exception("exporter %s: unexpected error while sending", self.exporter_id)
+
+    def _take(self) -> list[T]:
+        batch: list[T] = []
+        size = 2  # the brackets of a JSON array
+        while self._items and len(batch) < self._batch_size:
+            if self._max_bytes is not None:
+                item_size = self._size_of(self._items[0]) + 1
+                if batch and size + item_size > self._max_bytes:
+                    break
+                size += item_size
+            batch.append(self._items.popleft())
+        self._size_gauge.set(len(self._items))
+        return batch
+
+    async def _wait_gate(self) -> None:
+        """Honour a server's pause (Retry-After seen by any consumer), then the rate limit."""
+        pause = self._blocked_until - self._clock()
+        if pause > 0:
+            await asyncio.sleep(pause)
+        if self._limiter is not None:
+            await self._limiter.acquire()
+
+    async def _deliver(self, index: int, batch: list[T]) -> None:
+        first_attempt = self._clock()
+        retry = 0
+        while True:
+            if retry:
+                await self._wait_gate()
+            try:
+                async with asyncio.timeout(self._timeout):
+                    await self._send(batch)
+            except PartiallyRejected as err:
+                rejected = min(max(err.rejected, 0), len(batch))
+                self._finish(index, sent=len(batch) - rejected, dropped=("permanent_error", rejected), why=str(err))
+                return
+            except PermanentError as err:
+                self._finish(index, dropped=("permanent_error", len(batch)), why=str(err))
+                return
+            except Exception as err:
+                hint, reason = _classify(err)
+                if not self._retry.enabled:
+                    self._finish(index, dropped=("retries_exhausted", len(batch)), why=_describe(err))
+                    return
+                if hint:  # the server's hint wins; none (or 0, which would spin) means our own backoff
+                    delay = hinted_delay(hint, self._rng)
+                else:
+                    hint, delay = None, backoff_delay(retry, self._retry, self._rng)
+                now = self._clock()
+                if self._retry.max_elapsed_time and now + delay - first_attempt > self._retry.max_elapsed_time:
+                    self._finish(index, dropped=("retries_exhausted", len(batch)), why=_describe(err))
+                    return
+                self._retries.labels(self.exporter_id, reason).inc()
+                self._log.log(logging.WARNING, f"retry:{self.exporter_id}:{reason}",
+                              "exporter %s: send failed (%s), retrying in %.2fs", self.exporter_id,
+                              _describe(err), delay)
+                if hint is not None:
+                    self._blocked_until = max(self._blocked_until, now + delay)
+                retry += 1
+                if not await self._sleep(delay):
+                    self._finish(index, dropped=("shutdown", len(batch)), why="retry would pass the deadline")
+                    return
+            else:
+                self._finish(index, sent=len(batch))
+                return
+
+    async def _sleep(self, delay: float) -> bool:
+        """Sleep ``delay``; False (at once) when shutdown starts and the wait would end past its deadline."""
+        end = self._clock() + delay
+        if not self._closing:
+            try:
+                await asyncio.wait_for(self._stopping.wait(), timeout=delay)
+            except TimeoutError:
+                return True
+        if self._deadline is not None and end > self._deadline:
+            return False
+        await asyncio.sleep(max(0.0, end - self._clock()))
+        return True
+
+    def _finish(self, index: int, sent: int = 0, dropped: tuple[str, int] | None = None, why: str = "") -> None:
+        self._inflight.pop(index, None)
+        if sent:
+            self._sent.inc(sent)
+        if dropped is not None and dropped[1]:
+            self._drop(dropped[0], dropped[1], why)
+
+    def _drop(self, reason: str, count: int, why: str) -> None:
+        self._dropped[reason].inc(count)
+        self._log.log(logging.WARNING, f"drop:{self.exporter_id}:{reason}", "exporter %s dropped %d score(s) (%s): %s",
+                      self.exporter_id, count, reason, why)
+
+
+def _classify(err: Exception) -> tuple[float | None, str]:
+    if isinstance(err, RetryableError):
+        return err.retry_after, err.reason
+    if isinstance(err, TimeoutError):
+        return None, "timeout"
+    return None, "error"
+
+
+def _describe(err: Any) -> str:
+    if isinstance(err, TimeoutError):
+        return "attempt timed out"
+    return f"{type(err).__name__}: {err}"[:300]
