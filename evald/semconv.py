@@ -19,6 +19,7 @@ REQUEST_MODEL: Final = "gen_ai.request.model"
 RESPONSE_MODEL: Final = "gen_ai.response.model"
 RESPONSE_ID: Final = "gen_ai.response.id"
 RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
+RESPONSE_TIME_TO_FIRST_CHUNK: Final = "gen_ai.response.time_to_first_chunk"  # seconds, streaming only
 CONVERSATION_ID: Final = "gen_ai.conversation.id"
 ERROR_TYPE: Final = "error.type"
 LLM_REQUEST_TYPE: Final = "llm.request.type"  # OpenLLMetry <= 0.53, used when gen_ai.operation.name is absent
@@ -80,6 +81,20 @@ OP_INVOKE_WORKFLOW: Final = "invoke_workflow"
 INFERENCE_OPERATIONS: Final = frozenset({OP_CHAT, OP_TEXT_COMPLETION, OP_GENERATE_CONTENT})
 AGENT_OPERATIONS: Final = frozenset({OP_INVOKE_AGENT, OP_INVOKE_WORKFLOW})
 
+# non-standard gen_ai.operation.name values seen in emitters, mapped to the well-known ones (logfire 4.x wrote
+# "chat_completions" for OpenAI chat completions; OpenAI SDK method names such as "responses" / "completions")
+_OPERATION_ALIASES: Final = {
+    "chat_completions": OP_CHAT,
+    "chat.completions": OP_CHAT,
+    "chat_completion": OP_CHAT,
+    "responses": OP_CHAT,
+    "response": OP_CHAT,
+    "messages": OP_CHAT,
+    "completion": OP_TEXT_COMPLETION,
+    "completions": OP_TEXT_COMPLETION,
+    "embedding": OP_EMBEDDINGS,
+    "execute_tools": OP_EXECUTE_TOOL,
+}
 _LLM_REQUEST_TYPES: Final = {
     "chat": OP_CHAT,
     "completion": OP_TEXT_COMPLETION,
@@ -128,15 +143,17 @@ def provider_of(attributes: Mapping[str, Any]) -> str | None:
 
 
 def operation_of(attributes: Mapping[str, Any], event_names: frozenset[str] = frozenset()) -> str | None:
-    """The span's GenAI operation: ``gen_ai.operation.name``, else OpenLLMetry ``llm.request.type``, else
-    ``chat`` for a deprecated ``gen_ai.system`` span that carries inference data (tokens, prompt, messages)."""
+    """The span's GenAI operation: ``gen_ai.operation.name`` (non-standard aliases such as ``chat_completions``
+    normalised), else OpenLLMetry ``llm.request.type``, else ``chat`` for a ``gen_ai.system`` /
+    ``gen_ai.provider.name`` span without an operation that carries inference data (tokens, prompt, messages)."""
     op = attributes.get(OPERATION_NAME)
     if isinstance(op, str) and op.strip():
-        return op.strip().lower()
+        name = op.strip().lower()
+        return _OPERATION_ALIASES.get(name, name)
     legacy = attributes.get(LLM_REQUEST_TYPE)
     if isinstance(legacy, str) and legacy.strip().lower() in _LLM_REQUEST_TYPES:
         return _LLM_REQUEST_TYPES[legacy.strip().lower()]
-    if SYSTEM in attributes and (
+    if (SYSTEM in attributes or PROVIDER_NAME in attributes) and (
         any(key in attributes for key in _INFERENCE_HINTS)
         or bool(event_names & {EVENT_CHOICE, EVENT_CONTENT_PROMPT, EVENT_CONTENT_COMPLETION, *INPUT_MESSAGE_EVENTS})
     ):

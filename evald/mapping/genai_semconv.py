@@ -3,8 +3,12 @@
 One ``llm_call`` case per inference span (``chat`` / ``text_completion`` / ``generate_content``) and one ``trace``
 case per trace. Content is read from span attributes, from log records joined by span id
 (``gen_ai.client.inference.operation.details`` or per-message events) or from legacy prompt attributes; see
-``evald.mapping.messages``. Tool calls are merged by call id across ``execute_tool`` spans, inference outputs and
-the tool responses of later inference inputs. Not evaluable: ``no_inference_span`` (e.g. embeddings only),
+``evald.mapping.messages``. Vendor and framework shapes (pydantic-ai, logfire, Langfuse) are first rewritten as
+GenAI attributes by :mod:`evald.mapping.vendor_payloads`; a span carrying none of their keys is not copied.
+Inference spans that trace the same request twice (nested, same response id, ...) count once, see
+:mod:`evald.mapping.genai_calls`. Tool calls are merged by call id across ``execute_tool`` spans, inference
+outputs and the tool responses of later inference inputs. Trace tokens are the sum over the calls, else (calls
+without usage) the outermost agent span's run total. Not evaluable: ``no_inference_span`` (e.g. embeddings only),
 ``no_input``, ``no_output`` (an errored call without output stays evaluable). Pure; bad data gives warnings.
 """
 
@@ -15,36 +19,15 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from evald import semconv as sc
-from evald.case import Document, EvalCase, Message, ToolCall
+from evald.case import Document, EvalCase, ToolCall
 from evald.interfaces import MappingResult, NotEvaluable
-from evald.mapping.messages import CallContent, call_content, event_payload, is_system_role, text_of
-from evald.mapping.values import as_count, as_str, as_text, documents, parse_json_container, str_list
+from evald.mapping import vendor_payloads as vendor
+from evald.mapping.genai_calls import InferenceCall, dedupe_calls
+from evald.mapping.messages import CallContent, call_content, event_payload, text_of
+from evald.mapping.values import as_float, as_str, as_text, documents, parse_json_container, str_list
 from evald.model import STATUS_ERROR, AssembledTrace, LogRecord, SpanRecord
 
 _USER = frozenset({"user"})
-_OUTPUT_ROLES = frozenset({"assistant", "model"})
-
-
-class _Call:
-    """One inference span with its content resolved (derived texts computed once: cases read them often)."""
-
-    __slots__ = ("span", "operation", "content", "attrs", "error", "input_text", "output_text", "requested_tools",
-                 "messages", "tokens")
-
-    def __init__(self, span: SpanRecord, operation: str, content: CallContent, attrs: Mapping[str, Any],
-                 error: bool) -> None:
-        self.span = span
-        self.operation = operation
-        self.content = content
-        self.attrs = attrs  # span attributes, completed from its log records' payloads
-        self.error = error
-        self.input_text: str | None = text_of(content.input, _USER, last=True)
-        self.output_text: str | None = text_of(content.output, _OUTPUT_ROLES) or text_of(content.output)
-        self.requested_tools: tuple[ToolCall, ...] = tuple(c for m in content.output for c in m.tool_calls)
-        system, inputs = content.system, content.input
-        head = (Message("system", system),) if system and not any(is_system_role(m.role) for m in inputs) else ()
-        self.messages: tuple[Message, ...] = (*head, *inputs, *content.output)
-        self.tokens: tuple[int | None, int | None] = _tokens(attrs)
 
 
 class GenAISemconvMapper:
@@ -53,25 +36,29 @@ class GenAISemconvMapper:
     name: ClassVar[str] = "genai_semconv"
 
     def matches(self, trace: AssembledTrace) -> bool:
-        return any(_operation(s) is not None for s in trace.spans)
+        return any(_operation(s) is not None or _vendor_candidate(s) for s in trace.spans)
 
     def map(self, trace: AssembledTrace) -> MappingResult:
         warnings: list[str] = []
         logs: dict[str, list[LogRecord]] = {}
         for log in trace.logs:
             logs.setdefault(log.span_id or "", []).append(log)
-        spans = sorted(trace.spans, key=lambda s: (s.start_time_unix_nano, s.span_id))
+        spans = sorted(map(vendor.normalize, trace.spans), key=lambda s: (s.start_time_unix_nano, s.span_id))
         by_id = {s.span_id: s for s in spans}
         ops = {s.span_id: op for s in spans if (op := _operation(s)) is not None}
         attrs = {s.span_id: _merged_attrs(s, logs.get(s.span_id, [])) for s in spans if s.span_id in ops}
-        calls: list[_Call] = []
+        calls: list[InferenceCall] = []
         for span in (s for s in spans if sc.is_inference(ops.get(s.span_id))):
             try:
                 error = span.status_code == STATUS_ERROR or as_str(attrs[span.span_id].get(sc.ERROR_TYPE)) is not None
                 content = call_content(span, logs.get(span.span_id, []))
-                calls.append(_Call(span, ops[span.span_id], content, attrs[span.span_id], error))
+                calls.append(InferenceCall(span, ops[span.span_id], content, attrs[span.span_id], error))
             except Exception as err:  # garbage must never escape a mapper
                 warnings.append(f"span {span.span_id}: unreadable inference span ({type(err).__name__})")
+        try:
+            calls = dedupe_calls(calls, by_id)  # two instrumentations of one request count once
+        except Exception as err:
+            warnings.append(f"inference spans not de-duplicated ({type(err).__name__})")
         if not calls:
             detail = "operations: " + ",".join(sorted(set(ops.values()))) if ops else ""
             code = "unreadable_inference_span" if warnings else "no_inference_span"
@@ -105,7 +92,7 @@ class GenAISemconvMapper:
             cases.append(trace_case)
         return MappingResult(cases=tuple(cases), not_evaluable=tuple(skipped), warnings=tuple(warnings))
 
-    def _llm_case(self, trace: AssembledTrace, call: _Call, tools: Mapping[str, ToolCall], agent: str | None
+    def _llm_case(self, trace: AssembledTrace, call: InferenceCall, tools: Mapping[str, ToolCall], agent: str | None
                   ) -> EvalCase:
         attrs = call.attrs
         tin, tout = call.tokens
@@ -115,6 +102,9 @@ class GenAISemconvMapper:
             conversation_id=as_str(attrs.get(sc.CONVERSATION_ID)))}
         if reasons:
             meta["finish_reasons"] = reasons
+        ttfc = as_float(attrs.get(sc.RESPONSE_TIME_TO_FIRST_CHUNK))
+        if ttfc is not None and ttfc >= 0:
+            meta["time_to_first_token_ms"] = ttfc * 1000.0  # read by the time_to_first_token metric
         return EvalCase(
             input=call.input_text, output=call.output_text, messages=call.messages,
             tool_calls=tuple(tools.get(c.id, c) if c.id else c for c in call.requested_tools),
@@ -126,7 +116,7 @@ class GenAISemconvMapper:
             service_name=call.span.service_name,
         )
 
-    def _trace_case(self, trace: AssembledTrace, spans: Sequence[SpanRecord], calls: Sequence[_Call],
+    def _trace_case(self, trace: AssembledTrace, spans: Sequence[SpanRecord], calls: Sequence[InferenceCall],
                     agents: Sequence[tuple[SpanRecord, CallContent]], tools: Mapping[str, ToolCall],
                     attrs: Mapping[str, Mapping[str, Any]], warnings: list[str]) -> EvalCase | NotEvaluable:
         # the question of the current turn: with chat history, the last user message before any model reply
@@ -143,13 +133,17 @@ class GenAISemconvMapper:
         last = calls[-1]
         tin = _sum_known(*(c.tokens[0] for c in calls))
         tout = _sum_known(*(c.tokens[1] for c in calls))
+        if tin is None and tout is None:  # calls without usage: the run's total on the outermost agent span
+            tin, tout = next((u for a, _ in agents if (u := vendor.agent_usage(a.attributes)) != (None, None)),
+                             (None, None))
         system = next((c.system for _, c in agents if c.system), None) or next(
             (c.content.system for c in calls if c.content.system), None)
         names = [(as_str(a.attributes.get(sc.AGENT_NAME)), as_str(a.attributes.get(sc.WORKFLOW_NAME)))
                  for a, _ in agents]
         meta: dict[str, Any] = {"convention": self.name, "llm_call_count": len(calls), **_present(
             agent_name=next((a for a, _ in names if a), None), workflow_name=next((w for _, w in names if w), None),
-            conversation_id=as_str(last.attrs.get(sc.CONVERSATION_ID)))}
+            conversation_id=as_str(last.attrs.get(sc.CONVERSATION_ID)) or next(
+                (c for a, _ in agents if (c := as_str(a.attributes.get(sc.CONVERSATION_ID)))), None))}
         return EvalCase(
             input=user_input, output=output, context=_documents(spans, attrs, warnings),
             messages=last.messages, tool_calls=tuple(tools.values()),
@@ -170,6 +164,13 @@ def _operation(span: SpanRecord) -> str | None:
         return None
 
 
+def _vendor_candidate(span: SpanRecord) -> bool:
+    try:
+        return vendor.is_candidate(span)
+    except Exception:  # a hostile attributes mapping; treat the span as non-GenAI
+        return False
+
+
 def _merged_attrs(span: SpanRecord, logs: Sequence[LogRecord]) -> Mapping[str, Any]:
     """Span attributes, completed by the attributes/body of its log records (span values win)."""
     if not logs:
@@ -187,12 +188,6 @@ def _not_evaluable_reason(user_input: object, output: object, error: bool) -> st
     if not output and not error:
         return "no_output"
     return None
-
-
-def _tokens(attrs: Mapping[str, Any]) -> tuple[int | None, int | None]:
-    tin = next((n for k in sc.INPUT_TOKEN_KEYS if (n := as_count(attrs.get(k))) is not None), None)
-    tout = next((n for k in sc.OUTPUT_TOKEN_KEYS if (n := as_count(attrs.get(k))) is not None), None)
-    return tin, tout
 
 
 def _sum_known(*values: int | None) -> int | None:
@@ -222,7 +217,7 @@ def _extent_ms(spans: Iterable[SpanRecord]) -> float | None:
 
 
 def _merge_tools(spans: Sequence[SpanRecord], ops: Mapping[str, str], attrs: Mapping[str, Mapping[str, Any]],
-                 calls: Sequence[_Call], warnings: list[str]) -> dict[str, ToolCall]:
+                 calls: Sequence[InferenceCall], warnings: list[str]) -> dict[str, ToolCall]:
     """Every tool call of the trace in order, one entry per call id (id-less calls get a positional key).
 
     Sources, in span start order: the tool calls an inference output requested; in an inference input, tool

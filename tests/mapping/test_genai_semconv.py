@@ -323,3 +323,15 @@ def test_inference_span_with_random_attributes(attrs: dict[str, Any], op: str, i
     for case in result.cases:
         assert case.input_tokens is None or case.input_tokens >= 0
         assert case.input is None or isinstance(case.input, str)
+
+
+def test_streaming_time_to_first_chunk_feeds_time_to_first_token() -> None:
+    from evald.metrics.operational.time_to_first_token import TimeToFirstTokenMetric
+
+    chat = chat_span()
+    streamed = replace(chat, attributes={**chat.attributes, "gen_ai.response.time_to_first_chunk": 0.25})
+    (llm_case,) = [c for c in GenAISemconvMapper().map(AssembledTrace(TRACE, (streamed,))).cases
+                   if c.scope == "llm_call"]
+    assert llm_case.metadata["time_to_first_token_ms"] == 250.0
+    score = TimeToFirstTokenMetric(options={"max_ms": 500}).measure(llm_case)
+    assert score is not None and score.passed
