@@ -13,7 +13,9 @@ and the self-metric ``evald_exporter_series_overflow_total{exporter}``.
 
 Labels come only from the metric name, its dimension, the case scope, ``service.name`` and the model; a missing
 service name or model is the empty label value (which Prometheus treats as an absent label). Label values are
-cut at 128 characters. Trace ids, span ids and span text never become labels. Label sets beyond
+cut at 128 characters. Trace ids, span ids and span text never become labels; instead, in the OpenMetrics
+exposition every ``evald_score`` bucket carries an exemplar ``{trace_id, span_id}`` of the latest evaluation that
+landed in it, so a dashboard can link a regression to the traces behind it. Label sets beyond
 ``max_series`` fold into ``service_name="__overflow__", model="__overflow__"`` and every folded evaluation is
 counted. The pass-rate window is kept as fixed time buckets (at most 60 per label set), so memory is bounded;
 a label set with no pass/fail in the window has no ``evald_pass_rate`` sample at all (never a stale value).
@@ -33,8 +35,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.samples import Exemplar
 from pydantic import Field, field_validator
 
 from evald.config.base import ComponentConfig, Duration, Endpoint
@@ -96,6 +100,8 @@ class PrometheusExporterConfig(ComponentConfig):
 class _Histogram:
     counts: list[int]  # per bucket, not cumulative; the last one is +Inf
     total: float = 0.0
+    #: per bucket, the latest evaluation that landed there: (trace_id, span_id, value, unix time) or None
+    exemplars: list[tuple[str, str, float, float] | None] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -145,7 +151,8 @@ class _ScoreTable:
         self.overflowed += 1
         return (key[0], key[1], key[2], OVERFLOW, OVERFLOW)
 
-    def record(self, key: Key, outcome: int, value: float | None = None, index: int | None = None) -> None:
+    def record(self, key: Key, outcome: int, value: float | None = None, index: int | None = None,
+               exemplar: tuple[str, str, float, float] | None = None) -> None:
         """Count one outcome (an index into OUTCOMES); a score also feeds the histogram and the window.
 
         ``index`` is the current window bucket; callers recording a batch compute it once.
@@ -160,8 +167,13 @@ class _ScoreTable:
         hist = self.histograms.get(key)
         if hist is None:
             hist = self.histograms[key] = _Histogram([0] * (len(self.bounds) + 1))
-        hist.counts[bisect.bisect_left(self.bounds, value)] += 1
+        bucket = bisect.bisect_left(self.bounds, value)
+        hist.counts[bucket] += 1
         hist.total += value
+        if exemplar is not None:
+            if not hist.exemplars:
+                hist.exemplars = [None] * len(hist.counts)
+            hist.exemplars[bucket] = exemplar
         if index is None:
             index = self._index()
         window = self.windows.get(key)
@@ -226,18 +238,25 @@ class _ScoreCollector:
         const = self._const_values
         with table.lock:
             outcomes = [(k, list(v)) for k, v in table.outcomes.items()]
-            histograms = [(k, list(h.counts), h.total) for k, h in table.histograms.items()]
+            histograms = [(k, list(h.counts), h.total, list(h.exemplars)) for k, h in table.histograms.items()]
             rates = table.pass_rates()
             overflowed = table.overflowed
         for key, counts in outcomes:
             for outcome, count in zip(OUTCOMES, counts, strict=True):
                 evaluations.add_metric([*key, outcome, *const], count)
         le = [*(repr(float(b)) for b in table.bounds), "+Inf"]
-        for key, counts, total in histograms:
-            cumulative, running = [], 0
-            for bound, count in zip(le, counts, strict=True):
+        for key, counts, total, exemplars in histograms:
+            cumulative: list[Any] = []
+            running = 0
+            for i, (bound, count) in enumerate(zip(le, counts, strict=True)):
                 running += count
-                cumulative.append((bound, float(running)))
+                sample = exemplars[i] if exemplars else None
+                if sample is None:
+                    cumulative.append((bound, float(running)))
+                else:  # OpenMetrics exemplar: click from a bucket to the trace that landed there
+                    trace_id, span_id, value, at = sample
+                    cumulative.append((bound, float(running), Exemplar({"trace_id": trace_id, "span_id": span_id},
+                                                                       value, at)))
             scores.add_metric([*key, *const], cumulative, total)
         for key, rate in rates:
             pass_rate.add_metric([*key, *const], rate)
@@ -278,12 +297,15 @@ class PrometheusExporter:
         table = self._table
         with table.lock:
             index = table._index()
+            now = time.time()
             for scored in batch:
                 case = scored.case
                 scope, service, model = _label(case.scope), _label(case.service_name), _label(case.model)
+                linked = bool(case.trace_id and case.span_id)
                 for score in scored.scores:
                     key = (_label(score.name), score.dimension.value, scope, service, model)
-                    table.record(key, _PASS if score.passed else _FAIL, score.value, index)
+                    exemplar = (case.trace_id, case.span_id or "", score.value, now) if linked else None
+                    table.record(key, _PASS if score.passed else _FAIL, score.value, index, exemplar)
                 for outcome, entries in ((_SKIPPED, scored.skipped), (_ERROR, scored.errors)):
                     for name, _reason in entries:
                         dimension = _label(scored.metric_dimensions.get(name, ""))

@@ -209,3 +209,20 @@ def test_config_defaults_and_validation() -> None:
     ):
         with pytest.raises(ValidationError):
             PrometheusExporterConfig.model_validate(bad)
+
+
+async def test_openmetrics_buckets_carry_trace_exemplars_and_labels_stay_clean() -> None:
+    from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
+
+    exporter, telemetry = make()
+    await exporter.export([scored(score("m", 0.35)), scored(score("m", 0.95))])
+    text = generate_openmetrics(telemetry.registry).decode()
+    family = next(f for f in parse_openmetrics(text) if f.name == "evald_score")
+    buckets = {s.labels["le"]: s for s in family.samples if s.name == "evald_score_bucket"}
+    for le, value in (("0.4", 0.35), ("1.0", 0.95)):
+        exemplar = buckets[le].exemplar
+        assert exemplar is not None and exemplar.labels == {"trace_id": TRACE_ID, "span_id": SPAN_ID}
+        assert exemplar.value == value
+    assert buckets["0.1"].exemplar is None  # an empty bucket has none
+    assert all("trace_id" not in s.labels for s in family.samples)  # ids only ever in exemplars
