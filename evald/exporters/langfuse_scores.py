@@ -16,14 +16,15 @@ One body per :class:`~evald.case.Score` (skipped and errored evaluations are not
   metadata       dimension, threshold, passed, evald_metric_version, scope, service_name, model, judge_model,
                  revision and (conversation cases) trace_id, when known
   environment    from config
-  timestamp      when the exporter received the score, fixed across the helper's retries
+  timestamp      the evaluated span's end time (``metadata.span_end_unix_nano``, set by the pipeline), so a
+                 re-delivered evaluation upserts with the same id and timestamp; else when the exporter received it
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -86,6 +87,14 @@ def score_body(
     return body
 
 
+def _event_time(scored: ScoredCase) -> str | None:
+    """The evaluated span's end time (stable across re-deliveries, so Langfuse upserts the same score)."""
+    end = scored.case.metadata.get("span_end_unix_nano")
+    if not isinstance(end, int) or end <= 0:
+        return None
+    return datetime.fromtimestamp(end / 1e9, UTC).isoformat(timespec="milliseconds")
+
+
 def encode_scores(
     scored_cases: list[ScoredCase] | tuple[ScoredCase, ...],
     infos: Mapping[str, MetricInfo],
@@ -95,8 +104,9 @@ def encode_scores(
 ) -> list[bytes]:
     """Serialised bodies of every score of ``scored_cases`` (one JSON object each)."""
     out: list[bytes] = []
-    stamp = timestamp.isoformat(timespec="milliseconds")
+    fallback = timestamp.isoformat(timespec="milliseconds")
     for scored in scored_cases:
+        stamp = _event_time(scored) or fallback
         for score in scored.scores:
             body = score_body(scored, score, infos.get(score.name), environment=environment, timestamp=stamp)
             out.append(orjson.dumps(body))

@@ -56,6 +56,19 @@ class _Work:
     completion: Completion
 
 
+def _case_facts(case: EvalCase, trace: AssembledTrace) -> dict[str, int]:
+    """Facts exporters need that only the trace knows: the evaluated span's end time (a stable event time, so a
+    re-delivered evaluation upserts with the same timestamp) and the revision of a re-evaluated trace."""
+    facts: dict[str, int] = {}
+    if case.span_id and "span_end_unix_nano" not in case.metadata:
+        end = next((s.end_time_unix_nano for s in trace.spans if s.span_id == case.span_id), 0)
+        if end > 0:
+            facts["span_end_unix_nano"] = end
+    if trace.revision > 1:  # late spans re-evaluated the trace: these scores supersede the earlier ones
+        facts["revision"] = trace.revision
+    return facts
+
+
 class EvaluationPipeline:
     def __init__(
         self,
@@ -113,8 +126,9 @@ class EvaluationPipeline:
                     self._tm.cases_sampled_out.labels(case.scope).inc()
                     continue
                 case = self._references.resolve(case, trace)
-                if trace.revision > 1:  # late spans re-evaluated the trace: these scores supersede the earlier
-                    case = replace(case, metadata={**case.metadata, "revision": trace.revision})
+                extra = _case_facts(case, trace)
+                if extra:
+                    case = replace(case, metadata={**case.metadata, **extra})
                 if self._conversations is not None:
                     for evicted in self._conversations.add(case, trace):
                         await self._submit_detached(evicted)
