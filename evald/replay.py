@@ -18,6 +18,7 @@ from typing import TextIO
 from evald.config.loader import ResolvedConfig
 from evald.errors import EvaldError, QueueFullError
 from evald.exporters.memory import InMemoryExporter
+from evald.judges.registry import close_judges
 from evald.model import ScoredCase
 from evald.receivers.files import read_signal_file
 from evald.service import EvaldService
@@ -78,6 +79,7 @@ async def replay(paths: Sequence[str | Path], config: ResolvedConfig) -> ReplayR
         await service.pipeline.drain(timeout=3600)
     finally:
         await service.pipeline.shutdown(timeout=1)
+        await close_judges()
     scored = sorted(memory.cases, key=lambda c: (c.case.trace_id, c.case.scope != "trace", c.case.span_id or ""))
     return ReplayResult(scored=scored, summary=summarize(scored), skipped_files=skipped, files_read=read)
 

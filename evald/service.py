@@ -22,6 +22,7 @@ from evald.components import EXPORTER_FACTORIES, RECEIVER_FACTORIES, component_t
 from evald.config.loader import ResolvedConfig
 from evald.exporters.routing import bind_metric_info, metric_infos, route_exporters
 from evald.interfaces import Exporter, Source
+from evald.judges.registry import close_judges, install_judges
 from evald.mapping.router import MapperRouter, default_mappers
 from evald.pipeline.bindings import build_bindings
 from evald.pipeline.conversations import ConversationTracker
@@ -79,6 +80,7 @@ class EvaldService:
             if any(m.scope == "conversation" for m in config.metrics) else None,
         )
         self.window = TraceWindow(root.assembly, self.telemetry)
+        install_judges(root.judges, self.telemetry.registry)  # what judged metrics call, each through one limiter
         self._stop = asyncio.Event()
         self._started = False
         self._stopped = False
@@ -153,6 +155,7 @@ class EvaldService:
             await _safely(receiver.shutdown(min(2.0, remaining())), f"receiver {receiver.id}")
         await _safely(self.window.shutdown(self.pipeline.on_trace, remaining()), "assembly window")
         await _safely(self.pipeline.shutdown(remaining()), "pipeline")
+        await _safely(asyncio.wait_for(close_judges(), timeout=min(2.0, remaining())), "judges")
         budget = remaining()  # exporters flush concurrently, so one slow exporter cannot starve the others
         await asyncio.gather(*(_safely(e.shutdown(budget), f"exporter {e.id}") for e in self.exporters))
         if self.admin is not None:

@@ -2,7 +2,7 @@
 
 Top-level keys read like an OpenTelemetry Collector config: ``receivers``, ``assembly``, ``sampling``,
 ``metrics``, ``goldens``, ``conversations``, ``pipeline``, ``exporters``, ``pipelines`` (which exporters receive
-which scores; evald/exporters/routing.py), ``telemetry``.
+which scores; evald/exporters/routing.py), ``telemetry``, ``judges`` (evald/judges/).
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from pydantic import Field, ModelWrapValidatorHandler, model_validator
 from evald.assembly.window import AssemblyConfig
 from evald.config.base import ComponentConfig, Endpoint
 from evald.exporters.routing import ExportPipelineConfig, checking_exporter_ids
+from evald.judges.config import JudgeConfig
+from evald.judges.registry import check_judge_references
 from evald.pipeline.bindings import MetricSpec
 from evald.pipeline.conversations import ConversationsConfig
 from evald.pipeline.engine import PipelineConfig
@@ -59,6 +61,14 @@ class EvaldConfig(ComponentConfig):
         None, min_length=1, description="Which exporters receive which scores; absent = every exporter gets all."
     )
     telemetry: TelemetryConfig = TelemetryConfig()
+    judges: dict[str, JudgeConfig] = Field(
+        default_factory=dict, description="Named LLM judges that judged metrics refer to (docs/judges.md)."
+    )
+
+    @model_validator(mode="after")
+    def _check_judge_references(self) -> EvaldConfig:
+        check_judge_references(self.judges, self.metrics)
+        return self
 
     @model_validator(mode="wrap")
     @classmethod

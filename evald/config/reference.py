@@ -118,6 +118,10 @@ def render_markdown() -> str:
     if pipelines is not None:
         lines += _section("`pipelines[]` (which exporters receive which scores; absent: every exporter gets all)",
                           pipelines, "pipelines[].")
+    from evald.judges.config import JudgeConfig
+
+    lines += _section("`judges.<name>` (named LLM judges that judged metrics refer to; see docs/judges.md)",
+                      JudgeConfig, "judges.<name>.")
     lines += ["## Receivers (`receivers.<type>[/<name>]`)", ""]
     for type_name, factory in sorted(RECEIVER_FACTORIES.items()):
         lines += _section(f"`{type_name}`", factory.config_model(), f"receivers.{type_name}.")

@@ -13,7 +13,7 @@ from evald.metrics.base import BaseMetric
 #: The families of built-in metrics. Each family package lists its metrics in ``METRICS`` (kind ->
 #: "module:Class") in its ``__init__.py``; adding a built-in metric is one line there plus its own file.
 BUILTIN_FAMILIES: tuple[str, ...] = (
-    "deterministic", "similarity", "retrieval", "agent", "operational", "safety", "conversation",
+    "deterministic", "similarity", "retrieval", "agent", "operational", "safety", "conversation", "llm_judge", "rag",
 )
 
 

@@ -23,6 +23,7 @@ METRICS = all_metric_classes()
 #: options for metrics whose Options model has required fields (add one when a new metric needs it)
 SAMPLE_OPTIONS: dict[str, dict[str, Any]] = {
     "regex": {"pattern": "Paris"},
+    "geval": {"criteria": "The answer is correct and complete."},
     "latency": {"max_ms": 1000},
     "token_usage": {"max_tokens": 1000},
     "cost": {"max_usd": 1.0},

@@ -1,0 +1,39 @@
+"""What the judged metrics share: the ``judge`` option, case texts, and mapping an integer band to [0, 1]."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from pydantic import Field
+
+from evald.case import EvalCase
+from evald.config.base import ComponentConfig
+from evald.judges.prompting import Verdict, VerdictField
+from evald.judges.registry import get_judge
+from evald.metrics.safety.detectors import as_text
+
+
+class JudgedOptions(ComponentConfig):
+    judge: str = Field("default", min_length=1, description="Name of a judge defined under top-level `judges:`.")
+
+
+def case_data(eval_case: EvalCase, fields: Iterable[str]) -> list[tuple[str, str]]:
+    """(label, text) of each named case field that has text; ``context`` gives one block per document."""
+    out: list[tuple[str, str]] = []
+    for name in fields:
+        if name == "context":
+            out += [(f"context[{i}]", doc.content) for i, doc in enumerate(eval_case.context) if doc.content]
+        elif (text := as_text(getattr(eval_case, name))) is not None and text.strip():
+            out.append((name, text))
+    return out
+
+
+async def ask_judge(
+    judge_name: str, task: str, data: Sequence[tuple[str, str]], fields: Sequence[VerdictField]
+) -> Verdict:
+    return await get_judge(judge_name).evaluate(task, data, fields)
+
+
+def band_value(score: int, lowest: int, highest: int) -> float:
+    """Map an integer score band to [0, 1]: ``lowest`` -> 0, ``highest`` -> 1, linear in between."""
+    return min(1.0, max(0.0, (score - lowest) / (highest - lowest)))

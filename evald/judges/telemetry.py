@@ -1,0 +1,48 @@
+"""Judge self-metrics on the service's ``Telemetry`` registry (one set per registry; labels: judge name, outcome)."""
+
+from __future__ import annotations
+
+import weakref
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+#: values of ``evald_judge_circuit_state``
+CIRCUIT_CLOSED, CIRCUIT_OPEN, CIRCUIT_HALF_OPEN = 0, 1, 2
+
+
+class JudgeTelemetry:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        r = registry
+        self.requests = Counter(
+            "evald_judge_requests",
+            "Judge calls by outcome: one per attempt sent (ok, rate_limited, server_error, timeout, ...) and one "
+            "per call refused before sending (budget_exhausted, circuit_open).",
+            ["judge", "outcome"], registry=r,
+        )
+        self.duration = Histogram(
+            "evald_judge_request_duration_seconds", "Duration of one judge request attempt.", ["judge"],
+            buckets=_BUCKETS, registry=r,
+        )
+        self.tokens = Counter(
+            "evald_judge_tokens", "Tokens billed by the provider, by direction.", ["judge", "direction"], registry=r
+        )
+        self.cost = Counter("evald_judge_cost_usd", "Judge spend in USD (price table x usage).", ["judge"], registry=r)
+        self.budget_remaining = Gauge(
+            "evald_judge_budget_remaining_usd", "What is left of the judge's daily budget (UTC day).", ["judge"],
+            registry=r,
+        )
+        self.circuit_state = Gauge(
+            "evald_judge_circuit_state", "Circuit breaker: 0 closed, 1 open, 2 half-open.", ["judge"], registry=r
+        )
+
+
+_BY_REGISTRY: weakref.WeakKeyDictionary[CollectorRegistry, JudgeTelemetry] = weakref.WeakKeyDictionary()
+
+
+def judge_telemetry(registry: CollectorRegistry) -> JudgeTelemetry:
+    """The judge instruments of ``registry``, created on first use."""
+    found = _BY_REGISTRY.get(registry)
+    if found is None:
+        found = _BY_REGISTRY[registry] = JudgeTelemetry(registry)
+    return found

@@ -1,0 +1,80 @@
+"""``geval``: an LLM judge scores the case against free-form criteria or numbered evaluation steps (G-Eval)."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal, Self, cast
+
+from pydantic import Field, model_validator
+
+from evald.case import Dimension, EvalCase, Score
+from evald.config.base import ComponentConfig
+from evald.judges.judged import JudgedOptions, ask_judge, band_value, case_data
+from evald.judges.prompting import VerdictField
+from evald.metrics.base import BaseMetric
+
+CaseField = Literal["input", "output", "expected", "context", "system_prompt"]
+
+
+class GEvalOptions(JudgedOptions):
+    criteria: str | None = Field(None, min_length=1, description="What a good output is, in plain words.")
+    evaluation_steps: list[str] | None = Field(
+        None, min_length=1, description="Numbered steps the judge follows (used with or instead of `criteria`)."
+    )
+    score_min: int = Field(1, ge=0, description="Lowest integer score band (maps to 0).")
+    score_max: int = Field(5, ge=1, le=100, description="Highest integer score band (maps to 1).")
+    fields: list[CaseField] = Field(
+        ["input", "output"], min_length=1, description="Case fields shown to the judge; `output` is required."
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if not self.criteria and not self.evaluation_steps:
+            raise ValueError("geval needs `criteria` or `evaluation_steps`")
+        if self.score_max <= self.score_min:
+            raise ValueError(f"score_max ({self.score_max}) must be above score_min ({self.score_min})")
+        if "output" not in self.fields:
+            raise ValueError("geval's `fields` must include `output`")
+        return self
+
+
+class GEvalMetric(BaseMetric):
+    """An LLM judge scores the output against your criteria or evaluation steps on an integer scale.
+
+    Reads the case fields listed in option ``fields`` (default ``input`` and ``output``; also ``expected``,
+    ``context``, ``system_prompt``), redacted and delimited as untrusted data, and asks the judge named by option
+    ``judge`` for ``{"reasoning": ..., "score": n}`` with ``n`` an integer from ``score_min`` to ``score_max``
+    (default 1..5). The value maps that band linearly to [0, 1]: ``(n - score_min) / (score_max - score_min)``,
+    so on 1..5 a 4 is 0.75. ``Score.reason`` is the judge's reasoning; metadata has the raw ``judge_score``.
+    Options: ``criteria`` and/or ``evaluation_steps`` (one is required), ``score_min``, ``score_max``,
+    ``fields``, ``judge``. Not applicable when the case has no output. A judge that gives no valid verdict
+    (timeout, budget exhausted, circuit open, malformed JSON) is an error outcome, never a score.
+    """
+
+    kind: ClassVar[str] = "geval"
+    family: ClassVar[str] = "llm_judge"
+    dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
+    default_threshold: ClassVar[float] = 0.5
+    requires: ClassVar[tuple[str, ...]] = ("input", "output", "expected", "context", "system_prompt")
+    Options: ClassVar[type[ComponentConfig]] = GEvalOptions
+
+    def setup(self) -> None:
+        opts = cast(GEvalOptions, self.options)
+        parts = []
+        if opts.criteria:
+            parts.append(f"Evaluate the output against these criteria:\n{opts.criteria}")
+        if opts.evaluation_steps:
+            steps = "\n".join(f"{i}. {step}" for i, step in enumerate(opts.evaluation_steps, start=1))
+            parts.append(f"Follow these evaluation steps:\n{steps}")
+        parts.append(f"Then give an integer score from {opts.score_min} (worst) to {opts.score_max} (best).")
+        self.task = "\n\n".join(parts)
+        self.fields = (VerdictField("score", opts.score_min, opts.score_max, "how well the output meets the task"),)
+
+    async def a_measure(self, eval_case: EvalCase) -> Score | None:
+        opts = cast(GEvalOptions, self.options)
+        data = case_data(eval_case, opts.fields)
+        if not any(label == "output" for label, _ in data):
+            return None
+        verdict = await ask_judge(opts.judge, self.task, data, self.fields)
+        judge_score = verdict.values["score"]
+        value = band_value(judge_score, opts.score_min, opts.score_max)
+        return self.score(value, verdict.reasoning, judge_score=judge_score, judge=opts.judge)

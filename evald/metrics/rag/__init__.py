@@ -1,0 +1,6 @@
+"""Retrieval-augmented generation metrics scored by an LLM judge (``judges:``)."""
+
+METRICS: dict[str, str] = {
+    "faithfulness": "evald.metrics.rag.faithfulness:FaithfulnessMetric",
+    "answer_relevancy": "evald.metrics.rag.answer_relevancy:AnswerRelevancyMetric",
+}

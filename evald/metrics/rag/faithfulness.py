@@ -1,0 +1,58 @@
+"""``faithfulness``: the share of the output's claims that the retrieved context supports, per an LLM judge."""
+
+from __future__ import annotations
+
+from typing import ClassVar, cast
+
+from evald.case import Dimension, EvalCase, Score
+from evald.config.base import ComponentConfig
+from evald.judges.judged import JudgedOptions, ask_judge, case_data
+from evald.judges.limiter import JudgeError
+from evald.judges.prompting import VerdictField
+from evald.metrics.base import BaseMetric
+
+_TASK = (
+    "Break the output into its distinct factual claims. For each claim decide whether the context blocks "
+    "support it (stated or directly implied by them; your own knowledge does not count). In the reasoning, list "
+    "each claim with 'supported' or 'not supported'. Then count the claims and the supported claims."
+)
+_FIELDS = (
+    VerdictField("total_claims", 0, None, "number of factual claims in the output"),
+    VerdictField("supported_claims", 0, None, "number of those claims the context supports"),
+)
+
+
+class FaithfulnessOptions(JudgedOptions):
+    pass
+
+
+class FaithfulnessMetric(BaseMetric):
+    """The share of the output's factual claims that the retrieved context supports, counted by an LLM judge.
+
+    Reads ``output`` and the ``content`` of each ``context`` document (redacted, delimited as untrusted data).
+    The judge named by option ``judge`` lists the output's claims in its reasoning and returns
+    ``{"reasoning": ..., "total_claims": t, "supported_claims": s}``; the value is ``s / t`` (3 of 4 claims
+    supported: 0.75), and 1.0 when the output makes no factual claim (nothing unsupported; metadata
+    ``total_claims: 0`` says so). ``Score.reason`` is the judge's reasoning. Not applicable without an output or
+    without any context document that has content. A verdict with ``s > t`` is malformed: an error outcome.
+    """
+
+    kind: ClassVar[str] = "faithfulness"
+    family: ClassVar[str] = "rag"
+    dimension: ClassVar[Dimension] = Dimension.GROUNDEDNESS
+    default_threshold: ClassVar[float] = 0.8
+    requires: ClassVar[tuple[str, ...]] = ("output", "context")
+    Options: ClassVar[type[ComponentConfig]] = FaithfulnessOptions
+
+    async def a_measure(self, eval_case: EvalCase) -> Score | None:
+        context = case_data(eval_case, ("context",))
+        output = case_data(eval_case, ("output",))
+        if not context or not output:
+            return None
+        judge = cast(FaithfulnessOptions, self.options).judge
+        verdict = await ask_judge(judge, _TASK, [*context, *output], _FIELDS)
+        total, supported = verdict.values["total_claims"], verdict.values["supported_claims"]
+        if supported > total:
+            raise JudgeError(judge, "malformed", f"supported_claims ({supported}) > total_claims ({total})")
+        value = supported / total if total else 1.0
+        return self.score(value, verdict.reasoning, total_claims=total, supported_claims=supported, judge=judge)

@@ -1,0 +1,120 @@
+"""A scripted OpenAI Chat Completions + Anthropic Messages server on 127.0.0.1, for the real SDKs.
+
+Each request takes the next ``Reply`` from ``script`` (then ``default``): a verdict text with usage, an HTTP
+status (with ``Retry-After``), a hang, a delay, or a body that is not JSON. ``received`` keeps every request body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from evald.judges.config import JudgeConfig
+from evald.judges.judge import Judge
+from evald.judges.limiter import JudgeLimiter
+from evald.judges.telemetry import JudgeTelemetry
+from tests.metrics.local_http import LocalServer, serve
+
+
+@dataclass
+class Reply:
+    text: str = '{"reasoning": "fine", "score": 5}'
+    input_tokens: int = 100
+    output_tokens: int = 10
+    status: int = 200
+    retry_after: str | None = None
+    delay: float = 0.0
+    hang: bool = False
+    broken_body: bool = False
+
+
+@dataclass
+class FakeLLM:
+    script: deque[Reply] = field(default_factory=deque)
+    default: Reply = field(default_factory=Reply)
+    server: LocalServer | None = None
+    in_flight: int = 0
+    peak_in_flight: int = 0
+
+    def then(self, *replies: Reply) -> FakeLLM:
+        self.script.extend(replies)
+        return self
+
+    @property
+    def received(self) -> list[dict[str, Any]]:
+        assert self.server is not None
+        return [r.json() for r in self.server.requests]
+
+    @property
+    def base_url(self) -> str:
+        assert self.server is not None
+        return self.server.base_url
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            return await self._reply(request)
+        finally:
+            self.in_flight -= 1
+
+    async def _reply(self, request: web.Request) -> web.StreamResponse:
+        reply = self.script.popleft() if self.script else self.default
+        if reply.hang:
+            await asyncio.sleep(3600)
+        if reply.delay:
+            await asyncio.sleep(reply.delay)
+        if reply.status != 200:
+            headers = {"Retry-After": reply.retry_after} if reply.retry_after is not None else {}
+            return web.json_response({"error": {"message": "scripted", "type": "x"}}, status=reply.status,
+                                     headers=headers)
+        if reply.broken_body:
+            return web.Response(text="{not json", content_type="application/json")
+        body = await request.json()
+        if request.path.endswith("/messages"):
+            return web.json_response({
+                "id": "msg_1", "type": "message", "role": "assistant", "model": body["model"],
+                "content": [{"type": "text", "text": reply.text}], "stop_reason": "end_turn", "stop_sequence": None,
+                "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
+            })
+        return web.json_response({
+            "id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": reply.input_tokens, "completion_tokens": reply.output_tokens,
+                      "total_tokens": reply.input_tokens + reply.output_tokens},
+        })
+
+
+@asynccontextmanager
+async def fake_llm() -> AsyncIterator[FakeLLM]:
+    llm = FakeLLM()
+    async with serve(llm.handle) as server:
+        llm.server = server
+        yield llm
+
+
+def judge_config(llm: FakeLLM, provider: str = "openai", **overrides: Any) -> JudgeConfig:
+    base_url = f"{llm.base_url}/v1" if provider == "openai" else llm.base_url
+    settings: dict[str, Any] = {
+        "provider": provider, "model": "gpt-4o-mini" if provider == "openai" else "claude-haiku-4-5",
+        "api_key": "sk-test-not-a-real-key", "base_url": base_url, "timeout": 2, "max_retries": 2,
+        "retry_initial_interval": 0.01, **overrides,
+    }
+    return JudgeConfig.model_validate(settings)
+
+
+def make_judge(config: JudgeConfig, telemetry: JudgeTelemetry, name: str = "default") -> Judge:
+    return Judge(name, config, telemetry, limiter=JudgeLimiter(name, config, telemetry))
+
+
+def user_text(body: dict[str, Any]) -> str:
+    """All the prompt text of one recorded request (OpenAI or Anthropic shape)."""
+    return json.dumps(body, ensure_ascii=False)
