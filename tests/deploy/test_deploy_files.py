@@ -289,7 +289,7 @@ def test_chart_metadata() -> None:
     assert re.fullmatch(r"\d+\.\d+\.\d+", str(chart["version"]))
 
 
-@pytest.mark.parametrize("name", ["_helpers.tpl", "configmap.yaml", "deployment.yaml", "service.yaml", "NOTES.txt"])
+@pytest.mark.parametrize("name", sorted(p.name for p in (CHART / "templates").iterdir()))
 def test_chart_templates_are_balanced(name: str) -> None:
     text = template(name)
     assert text.count("{{") == text.count("}}"), name
