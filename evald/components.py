@@ -39,6 +39,7 @@ def _resolve(path: str) -> Any:
 
 RECEIVER_FACTORIES: dict[str, Factory] = {
     "otlp": Factory("otlp", "evald.receivers.otlp:OTLPReceiverConfig", "evald.components_create:create_otlp"),
+    "kafka": Factory("kafka", "evald.receivers.kafka:KafkaReceiverConfig", "evald.components_create:create_kafka"),
 }
 
 EXPORTER_FACTORIES: dict[str, Factory] = {
@@ -51,6 +52,9 @@ EXPORTER_FACTORIES: dict[str, Factory] = {
     ),
     "file": Factory("file", "evald.exporters.file:FileExporterConfig", "evald.components_create:create_file"),
     "debug": Factory("debug", "evald.exporters.debug:DebugExporterConfig", "evald.components_create:create_debug"),
+    "kafka": Factory(
+        "kafka", "evald.exporters.kafka:KafkaExporterConfig", "evald.components_create:create_kafka_exporter"
+    ),
     "otlp": Factory(
         "otlp", "evald.exporters.otlp:OTLPExporterConfig", "evald.components_create:create_otlp_exporter"
     ),

@@ -15,11 +15,25 @@ def create_otlp(config: ComponentConfig, telemetry: Telemetry, component_id: str
     return list(build_otlp_receivers(config, telemetry, component_id))
 
 
+def create_kafka(config: ComponentConfig, telemetry: Telemetry, component_id: str) -> list[Any]:
+    from evald.receivers.kafka import KafkaReceiverConfig, build_kafka_receivers
+
+    assert isinstance(config, KafkaReceiverConfig)
+    return build_kafka_receivers(config, telemetry, component_id)
+
+
 def create_prometheus(config: ComponentConfig, telemetry: Telemetry, component_id: str) -> Any:
     from evald.exporters.prometheus import PrometheusExporter, PrometheusExporterConfig
 
     assert isinstance(config, PrometheusExporterConfig)
     return PrometheusExporter(config, telemetry, component_id=component_id)
+
+
+def create_kafka_exporter(config: ComponentConfig, telemetry: Telemetry, component_id: str) -> Any:
+    from evald.exporters.kafka import KafkaExporter, KafkaExporterConfig
+
+    assert isinstance(config, KafkaExporterConfig)
+    return KafkaExporter(config, telemetry, component_id=component_id)
 
 
 def create_langfuse(config: ComponentConfig, telemetry: Telemetry, component_id: str) -> Any:
