@@ -33,6 +33,7 @@ ALL_ON: dict[str, Any] = {
     "autoscaling": {"enabled": True},
     "podDisruptionBudget": {"enabled": True},
     "networkPolicy": {"enabled": True},
+    "grafanaDashboard": {"enabled": True},
 }
 OPTIONS: dict[str, tuple[dict[str, Any], str]] = {
     # option -> (values, the template it adds)
@@ -41,6 +42,7 @@ OPTIONS: dict[str, tuple[dict[str, Any], str]] = {
     "prometheusRule": ({"prometheusRule": {"enabled": True, "extraLabels": {"release": "kps"}}}, "prometheusrule.yaml"),
     "autoscaling": ({"autoscaling": {"enabled": True, "minReplicas": 2, "maxReplicas": 6}}, "hpa.yaml"),
     "podDisruptionBudget": ({"podDisruptionBudget": {"enabled": True}}, "pdb.yaml"),
+    "grafanaDashboard": ({"grafanaDashboard": {"enabled": True}}, "dashboard-configmap.yaml"),
     "networkPolicy": (
         {
             "networkPolicy": {
@@ -360,3 +362,10 @@ def test_notes_name_the_service(chart: Any) -> None:
     notes = render(chart, ALL_ON)["evald/templates/NOTES.txt"]
     assert f"evald.{NAMESPACE}.svc:4317" in notes
     assert "/readyz" in notes and "evald validate --config" in notes
+
+
+def test_grafana_dashboard_configmap_carries_the_dashboard(chart: Any) -> None:
+    docs = manifests(render(chart, {"grafanaDashboard": {"enabled": True}}))
+    (dashboard,) = [d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].endswith("-dashboard")]
+    assert dashboard["metadata"]["labels"]["grafana_dashboard"] == "1"
+    assert dashboard["data"]["evald.json"] == (CHART_DIR / "dashboards" / "evald.json").read_text().rstrip("\n")

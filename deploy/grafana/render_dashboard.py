@@ -1,0 +1,101 @@
+"""Render evald's Grafana dashboard (``python deploy/grafana/render_dashboard.py``).
+
+Writes deploy/grafana/dashboards/evald.json (provisioned by the Compose stack) and the identical copy the Helm chart
+ships in a ConfigMap labelled ``grafana_dashboard`` (helm/evald/dashboards/evald.json). Every query uses series evald
+exposes (tests/deploy/test_dashboard.py checks them against a live scrape).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+TARGETS = (ROOT / "deploy/grafana/dashboards/evald.json", ROOT / "helm/evald/dashboards/evald.json")
+DS = {"type": "prometheus", "uid": "${datasource}"}
+SEL = 'service_name=~"$service", metric=~"$metric"'
+
+
+def panel(pid: int, title: str, exprs: list[tuple[str, str]], x: int, y: int, *, kind: str = "timeseries",
+          unit: str = "short", w: int = 12, h: int = 8, exemplars: bool = False,
+          description: str = "") -> dict[str, Any]:
+    return {
+        "id": pid, "type": kind, "title": title, "description": description, "datasource": DS,
+        "gridPos": {"x": x, "y": y, "w": w, "h": h},
+        "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
+        "options": {"legend": {"displayMode": "table", "placement": "bottom"}},
+        "targets": [{"refId": chr(65 + i), "datasource": DS, "expr": expr, "legendFormat": legend,
+                     "exemplar": exemplars} for i, (expr, legend) in enumerate(exprs)],
+    }
+
+
+def dashboard() -> dict[str, Any]:
+    rate = "sum by (metric, dimension) (rate(evald_evaluations_total{%s, outcome=%s}[$__rate_interval]))"
+    panels = [
+        panel(1, "Pass rate by metric (quality dimensions)", [(
+            f'sum by (metric, dimension) (increase(evald_evaluations_total{{{SEL}, outcome="pass", '
+            f'dimension!="safety"}}[$__range])) / sum by (metric, dimension) (increase(evald_evaluations_total'
+            f'{{{SEL}, outcome=~"pass|fail", dimension!="safety"}}[$__range]))', "{{metric}} ({{dimension}})")],
+            0, 0, unit="percentunit", description="Aggregated from the counters; safety is on its own panel."),
+        panel(2, "Safety pass rate (never averaged with quality)", [(
+            f'evald_pass_rate{{{SEL}, dimension="safety"}}', "{{metric}} {{service_name}}")], 12, 0,
+            unit="percentunit"),
+        panel(3, "Score distribution (p50 / p10) — exemplars link to traces", [
+            (f'histogram_quantile(0.5, sum by (le, metric) (rate(evald_score_bucket{{{SEL}}}[$__rate_interval])))',
+             "p50 {{metric}}"),
+            (f'histogram_quantile(0.1, sum by (le, metric) (rate(evald_score_bucket{{{SEL}}}[$__rate_interval])))',
+             "p10 {{metric}}")], 0, 8, exemplars=True),
+        panel(4, "Evaluations per second by outcome", [
+            (rate % (SEL, f'"{outcome}"'), f"{{{{metric}}}} {outcome}") for outcome in ("pass", "fail", "skipped",
+                                                                                    "error")], 12, 8, unit="ops"),
+        panel(5, "Not evaluable (GenAI traces without usable input/output)", [(
+            "sum by (reason, convention) (rate(evald_cases_not_evaluable_total[$__rate_interval]))",
+            "{{convention}}: {{reason}}")], 0, 16, unit="ops"),
+        panel(6, "Judge spend and budget left", [
+            ("sum by (judge) (increase(evald_judge_cost_usd_total[1d]))", "spent today {{judge}}"),
+            ("evald_judge_budget_remaining_usd", "left {{judge}}")], 12, 16, unit="currencyUSD"),
+        panel(7, "Queue and assembly window", [
+            ("evald_queue_size", "case queue"), ("evald_queue_capacity", "queue capacity"),
+            ("evald_assembly_traces", "traces assembling")], 0, 24),
+        panel(8, "Drops and refusals (every reason is counted)", [
+            ("sum by (reason) (rate(evald_receiver_refused_spans_total[$__rate_interval]))", "refused: {{reason}}"),
+            ("sum by (reason) (rate(evald_assembly_dropped_spans_total[$__rate_interval]))", "dropped: {{reason}}"),
+            ("sum by (reason) (rate(evald_cases_dropped_total[$__rate_interval]))", "cases dropped: {{reason}}"),
+            ("sum by (exporter, reason) (rate(evald_exporter_dropped_scores_total[$__rate_interval]))",
+             "{{exporter}}: {{reason}}")], 12, 24, unit="ops"),
+        panel(9, "Throughput in", [
+            ("sum by (transport) (rate(evald_receiver_accepted_spans_total[$__rate_interval]))", "spans {{transport}}"),
+            ("sum by (scope) (rate(evald_scored_cases_total[$__rate_interval]))", "cases scored {{scope}}")],
+            0, 32, unit="ops"),
+        panel(10, "Metric latency p99", [(
+            "histogram_quantile(0.99, sum by (le, metric) (rate(evald_metric_duration_seconds_bucket"
+            "[$__rate_interval])))", "{{metric}}")], 12, 32, unit="s"),
+    ]
+    variable = {"type": "query", "datasource": DS, "refresh": 2, "includeAll": True, "multi": True,
+                "allValue": ".*", "current": {"text": "All", "value": "$__all"}}
+    return {
+        "uid": "evald-overview", "title": "evald — evaluation quality", "tags": ["evald", "llm", "evaluation"],
+        "schemaVersion": 39, "version": 1, "editable": True, "time": {"from": "now-6h", "to": "now"},
+        "refresh": "30s", "panels": panels,
+        "templating": {"list": [
+            {"name": "datasource", "type": "datasource", "query": "prometheus", "label": "Prometheus"},
+            {**variable, "name": "service", "label": "service",
+             "query": {"query": "label_values(evald_evaluations_total, service_name)", "refId": "service"},
+             "definition": "label_values(evald_evaluations_total, service_name)"},
+            {**variable, "name": "metric", "label": "metric",
+             "query": {"query": "label_values(evald_evaluations_total, metric)", "refId": "metric"},
+             "definition": "label_values(evald_evaluations_total, metric)"},
+        ]},
+    }
+
+
+def render() -> str:
+    return json.dumps(dashboard(), indent=2) + "\n"
+
+
+if __name__ == "__main__":
+    text = render()
+    for target in TARGETS:
+        target.write_text(text, encoding="utf-8")
+        print(f"wrote {target.relative_to(ROOT)}")
