@@ -27,14 +27,10 @@ on the service's registry (one prometheus exporter per evald instance).
 
 from __future__ import annotations
 
-import bisect
 import math
 import re
-import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
@@ -42,25 +38,31 @@ from prometheus_client.samples import Exemplar
 from pydantic import Field, field_validator
 
 from evald.config.base import ComponentConfig, Duration, Endpoint
+from evald.exporters.prometheus_table import ERROR, FAIL, OUTCOMES, PASS, SKIPPED, ScoreTable
 from evald.model import ScoredCase
 from evald.telemetry import Telemetry
 
-OVERFLOW = "__overflow__"
-OUTCOMES = ("pass", "fail", "skipped", "error")
-_PASS, _FAIL, _SKIPPED, _ERROR = range(4)
 SCORE_LABELS = ("metric", "dimension", "scope", "service_name", "model")
 DEFAULT_BUCKETS = tuple(round(i / 10, 1) for i in range(1, 11))
 MAX_LABEL_VALUE = 128
-_MAX_WINDOW_BUCKETS = 60
 _LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _RESERVED = frozenset({*SCORE_LABELS, "outcome", "le", "exporter"})
 
-Key = tuple[str, str, str, str, str]  # metric, dimension, scope, service_name, model
 
 
 class PrometheusExporterConfig(ComponentConfig):
     endpoint: Endpoint = Field("0.0.0.0:9464", description="Where /metrics (with /healthz, /readyz) is served.")
     pass_rate_window: Duration = Field(300.0, description="Window of the rolling `evald_pass_rate` gauge.")
+    baseline_window: Duration = Field(
+        86400.0, description="Window of the online baseline `evald_pass_rate_baseline` (0 disables it)."
+    )
+    regression_margin: float = Field(
+        0.1, ge=0.0, le=1.0, description="`evald_pass_rate_regression` is 1 when the pass rate is this far below "
+        "the baseline."
+    )
+    regression_min_evaluations: int = Field(
+        20, ge=1, description="Pass/fail evaluations both windows need before a regression is flagged."
+    )
     max_series: int = Field(
         default=10000, ge=1, description="Label sets kept; beyond it scores fold into `__overflow__` (counted)."
     )
@@ -96,108 +98,6 @@ class PrometheusExporterConfig(ComponentConfig):
         return value
 
 
-@dataclass(slots=True)
-class _Histogram:
-    counts: list[int]  # per bucket, not cumulative; the last one is +Inf
-    total: float = 0.0
-    #: per bucket, the latest evaluation that landed there: (trace_id, span_id, value, unix time) or None
-    exemplars: list[tuple[str, str, float, float] | None] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class _Window:
-    """Pass/fail counts in fixed time buckets: ``[bucket_index, passes, fails]``, oldest first."""
-
-    buckets: deque[list[int]] = field(default_factory=deque)
-
-    def add(self, index: int, passed: bool) -> None:
-        if not self.buckets or self.buckets[-1][0] != index:
-            self.buckets.append([index, 0, 0])
-        self.buckets[-1][1 if passed else 2] += 1
-
-    def expire(self, oldest: int) -> None:
-        while self.buckets and self.buckets[0][0] < oldest:
-            self.buckets.popleft()
-
-    def totals(self) -> tuple[int, int]:
-        return sum(b[1] for b in self.buckets), sum(b[2] for b in self.buckets)
-
-
-class _ScoreTable:
-    """The bounded table the exporter writes and the collector snapshots (thread-safe)."""
-
-    def __init__(self, cfg: PrometheusExporterConfig, clock: Callable[[], float]) -> None:
-        self.cfg = cfg
-        self.clock = clock
-        self.bounds = tuple(cfg.score_buckets)
-        self.window_buckets = min(_MAX_WINDOW_BUCKETS, max(6, math.ceil(cfg.pass_rate_window / 10.0)))
-        self.bucket_seconds = cfg.pass_rate_window / self.window_buckets
-        self.lock = threading.Lock()
-        self.admitted: set[Key] = set()
-        self.outcomes: dict[Key, list[int]] = {}
-        self.histograms: dict[Key, _Histogram] = {}
-        self.windows: dict[Key, _Window] = {}
-        self.overflowed = 0
-
-    def _index(self) -> int:
-        return math.floor(self.clock() / self.bucket_seconds)
-
-    def _admit(self, key: Key) -> Key:
-        if key in self.admitted:
-            return key
-        if len(self.admitted) < self.cfg.max_series:
-            self.admitted.add(key)
-            return key
-        self.overflowed += 1
-        return (key[0], key[1], key[2], OVERFLOW, OVERFLOW)
-
-    def record(self, key: Key, outcome: int, value: float | None = None, index: int | None = None,
-               exemplar: tuple[str, str, float, float] | None = None) -> None:
-        """Count one outcome (an index into OUTCOMES); a score also feeds the histogram and the window.
-
-        ``index`` is the current window bucket; callers recording a batch compute it once.
-        """
-        key = self._admit(key)
-        counts = self.outcomes.get(key)
-        if counts is None:
-            counts = self.outcomes[key] = [0, 0, 0, 0]
-        counts[outcome] += 1
-        if value is None:
-            return
-        hist = self.histograms.get(key)
-        if hist is None:
-            hist = self.histograms[key] = _Histogram([0] * (len(self.bounds) + 1))
-        bucket = bisect.bisect_left(self.bounds, value)
-        hist.counts[bucket] += 1
-        hist.total += value
-        if exemplar is not None:
-            if not hist.exemplars:
-                hist.exemplars = [None] * len(hist.counts)
-            hist.exemplars[bucket] = exemplar
-        if index is None:
-            index = self._index()
-        window = self.windows.get(key)
-        if window is None:
-            window = self.windows[key] = _Window()
-        if window.buckets and window.buckets[0][0] <= index - self.window_buckets:
-            window.expire(index - self.window_buckets + 1)
-        window.add(index, outcome == _PASS)
-
-    def pass_rates(self) -> list[tuple[Key, float]]:
-        """Current pass rate per label set; drops label sets whose window is empty."""
-        oldest = self._index() - self.window_buckets + 1
-        out: list[tuple[Key, float]] = []
-        for key in list(self.windows):
-            window = self.windows[key]
-            window.expire(oldest)
-            passes, fails = window.totals()
-            if passes + fails == 0:
-                del self.windows[key]
-                continue
-            out.append((key, passes / (passes + fails)))
-        return out
-
-
 def _label(value: object) -> str:
     return value[:MAX_LABEL_VALUE] if isinstance(value, str) else ""
 
@@ -205,7 +105,7 @@ def _label(value: object) -> str:
 class _ScoreCollector:
     """Builds the score families fresh on every scrape from a snapshot of the table."""
 
-    def __init__(self, table: _ScoreTable, exporter_id: str) -> None:
+    def __init__(self, table: ScoreTable, exporter_id: str) -> None:
         self._table = table
         self._exporter_id = exporter_id
         self._const_names = tuple(table.cfg.const_labels)
@@ -240,6 +140,7 @@ class _ScoreCollector:
             outcomes = [(k, list(v)) for k, v in table.outcomes.items()]
             histograms = [(k, list(h.counts), h.total, list(h.exemplars)) for k, h in table.histograms.items()]
             rates = table.pass_rates()
+            baselines = table.baseline_states() if table.cfg.baseline_window > 0 else []
             overflowed = table.overflowed
         for key, counts in outcomes:
             for outcome, count in zip(OUTCOMES, counts, strict=True):
@@ -261,6 +162,17 @@ class _ScoreCollector:
         for key, rate in rates:
             pass_rate.add_metric([*key, *const], rate)
         window.add_metric(list(const), table.cfg.pass_rate_window)
+        names = [*SCORE_LABELS, *self._const_names]
+        baseline = GaugeMetricFamily("evald_pass_rate_baseline",
+                                     "Share of passing scores over the last baseline_window (the online baseline).",
+                                     labels=names)
+        regression = GaugeMetricFamily(
+            "evald_pass_rate_regression",
+            "1 when evald_pass_rate is more than regression_margin below evald_pass_rate_baseline (both windows "
+            "holding at least regression_min_evaluations), else 0.", labels=names)
+        for key, rate, flag in baselines:
+            baseline.add_metric([*key, *const], rate)
+            regression.add_metric([*key, *const], flag)
         overflow = CounterMetricFamily(
             "evald_exporter_series_overflow",
             "Evaluations whose label set exceeded max_series and was folded into __overflow__ label values.",
@@ -268,6 +180,8 @@ class _ScoreCollector:
         )
         overflow.add_metric([self._exporter_id], overflowed)
         yield from (evaluations, scores, pass_rate, window, overflow)
+        if table.cfg.baseline_window > 0:
+            yield from (baseline, regression)
 
 
 class PrometheusExporter:
@@ -283,7 +197,7 @@ class PrometheusExporter:
     ) -> None:
         self.id = component_id
         self.config = config
-        self._table = _ScoreTable(config, clock)
+        self._table = ScoreTable(config, clock)
         self._collector = _ScoreCollector(self._table, component_id)
         try:
             telemetry.registry.register(self._collector)
@@ -305,8 +219,8 @@ class PrometheusExporter:
                 for score in scored.scores:
                     key = (_label(score.name), score.dimension.value, scope, service, model)
                     exemplar = (case.trace_id, case.span_id or "", score.value, now) if linked else None
-                    table.record(key, _PASS if score.passed else _FAIL, score.value, index, exemplar)
-                for outcome, entries in ((_SKIPPED, scored.skipped), (_ERROR, scored.errors)):
+                    table.record(key, PASS if score.passed else FAIL, score.value, index, exemplar)
+                for outcome, entries in ((SKIPPED, scored.skipped), (ERROR, scored.errors)):
                     for name, _reason in entries:
                         dimension = _label(scored.metric_dimensions.get(name, ""))
                         table.record((_label(name), dimension, scope, service, model), outcome)

@@ -226,3 +226,29 @@ async def test_openmetrics_buckets_carry_trace_exemplars_and_labels_stay_clean()
         assert exemplar.value == value
     assert buckets["0.1"].exemplar is None  # an empty bucket has none
     assert all("trace_id" not in s.labels for s in family.samples)  # ids only ever in exemplars
+
+
+async def test_online_baseline_flags_a_regression_against_the_long_window() -> None:
+    clock = FakeClock()
+    exporter, telemetry = make(clock, pass_rate_window="5m", baseline_window="1h", regression_margin=0.2,
+                               regression_min_evaluations=10)
+    for _ in range(40):  # an hour ago: 40 passes
+        await exporter.export([scored(score("m", 1.0))])
+    assert sample(telemetry, "evald_pass_rate_baseline", metric="m") == 1.0
+    assert sample(telemetry, "evald_pass_rate_regression", metric="m") == 0
+    clock.now += 30 * 60  # half an hour later the short window is empty; the hour still holds the passes
+    for i in range(10):  # now: 3 passes, 7 fails -> short 0.3, baseline 43/50 = 0.86 -> 0.3 < 0.86 - 0.2
+        await exporter.export([scored(score("m", 1.0 if i < 3 else 0.0))])
+    assert sample(telemetry, "evald_pass_rate", metric="m") == 0.3
+    assert sample(telemetry, "evald_pass_rate_baseline", metric="m") == 43 / 50
+    assert sample(telemetry, "evald_pass_rate_regression", metric="m") == 1
+    clock.now += 2 * 3600  # both windows empty: no stale series
+    assert sample(telemetry, "evald_pass_rate_baseline", metric="m") is None
+    assert sample(telemetry, "evald_pass_rate_regression", metric="m") is None
+
+
+async def test_too_few_evaluations_never_flag_a_regression() -> None:
+    exporter, telemetry = make(regression_min_evaluations=20)
+    for value in (1.0, 0.0, 0.0):
+        await exporter.export([scored(score("m", value))])
+    assert sample(telemetry, "evald_pass_rate_regression", metric="m") == 0

@@ -1,0 +1,167 @@
+"""The Prometheus exporter's bounded score table: outcome counts, histograms with exemplars, rolling windows.
+
+Written by the exporter on the event loop and snapshotted by the registry's collector from the scrape thread,
+under one lock. Memory is bounded: at most ``max_series`` label sets, each with fixed-size histograms and at most 60
+time buckets per window (the short ``pass_rate_window`` and the long ``baseline_window``).
+
+Online baseline: per label set, the pass rate over ``baseline_window`` (default 1 day) is the baseline; a label set
+is in regression when its short-window pass rate is more than ``regression_margin`` below the baseline and both
+windows hold at least ``regression_min_evaluations`` pass/fail evaluations. Teams without long Prometheus retention
+can alert on ``evald_pass_rate_regression == 1``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evald.exporters.prometheus import PrometheusExporterConfig
+
+OVERFLOW = "__overflow__"
+OUTCOMES = ("pass", "fail", "skipped", "error")
+PASS, FAIL, SKIPPED, ERROR = range(4)
+MAX_WINDOW_BUCKETS = 60
+
+Key = tuple[str, str, str, str, str]  # metric, dimension, scope, service_name, model
+Exemplar = tuple[str, str, float, float]  # trace_id, span_id, value, unix time
+
+
+@dataclass(slots=True)
+class Histogram:
+    counts: list[int]  # per bucket, not cumulative; the last one is +Inf
+    total: float = 0.0
+    #: per bucket, the latest evaluation that landed there: (trace_id, span_id, value, unix time) or None
+    exemplars: list[Exemplar | None] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Window:
+    """Pass/fail counts in fixed time buckets: ``[bucket_index, passes, fails]``, oldest first."""
+
+    buckets: deque[list[int]] = field(default_factory=deque)
+
+    def add(self, index: int, passed: bool) -> None:
+        if not self.buckets or self.buckets[-1][0] != index:
+            self.buckets.append([index, 0, 0])
+        self.buckets[-1][1 if passed else 2] += 1
+
+    def expire(self, oldest: int) -> None:
+        while self.buckets and self.buckets[0][0] < oldest:
+            self.buckets.popleft()
+
+    def totals(self) -> tuple[int, int]:
+        return sum(b[1] for b in self.buckets), sum(b[2] for b in self.buckets)
+
+
+class ScoreTable:
+    """The bounded table the exporter writes and the collector snapshots (thread-safe)."""
+
+    def __init__(self, cfg: PrometheusExporterConfig, clock: Callable[[], float]) -> None:
+        self.cfg = cfg
+        self.clock = clock
+        self.bounds = tuple(cfg.score_buckets)
+        self.window_buckets = min(MAX_WINDOW_BUCKETS, max(6, math.ceil(cfg.pass_rate_window / 10.0)))
+        self.bucket_seconds = cfg.pass_rate_window / self.window_buckets
+        self.lock = threading.Lock()
+        self.admitted: set[Key] = set()
+        self.outcomes: dict[Key, list[int]] = {}
+        self.histograms: dict[Key, Histogram] = {}
+        self.windows: dict[Key, Window] = {}
+        self.overflowed = 0
+        # the long window of the online baseline (same bounded bucket scheme, coarser buckets)
+        self.baseline_buckets = MAX_WINDOW_BUCKETS
+        self.baseline_seconds = max(cfg.baseline_window, cfg.pass_rate_window) / self.baseline_buckets
+        self.baselines: dict[Key, Window] = {}
+
+    def _index(self) -> int:
+        return math.floor(self.clock() / self.bucket_seconds)
+
+    def _admit(self, key: Key) -> Key:
+        if key in self.admitted:
+            return key
+        if len(self.admitted) < self.cfg.max_series:
+            self.admitted.add(key)
+            return key
+        self.overflowed += 1
+        return (key[0], key[1], key[2], OVERFLOW, OVERFLOW)
+
+    def record(self, key: Key, outcome: int, value: float | None = None, index: int | None = None,
+               exemplar: Exemplar | None = None) -> None:
+        """Count one outcome (an index into OUTCOMES); a score also feeds the histogram and the window.
+
+        ``index`` is the current window bucket; callers recording a batch compute it once.
+        """
+        key = self._admit(key)
+        counts = self.outcomes.get(key)
+        if counts is None:
+            counts = self.outcomes[key] = [0, 0, 0, 0]
+        counts[outcome] += 1
+        if value is None:
+            return
+        hist = self.histograms.get(key)
+        if hist is None:
+            hist = self.histograms[key] = Histogram([0] * (len(self.bounds) + 1))
+        bucket = bisect.bisect_left(self.bounds, value)
+        hist.counts[bucket] += 1
+        hist.total += value
+        if exemplar is not None:
+            if not hist.exemplars:
+                hist.exemplars = [None] * len(hist.counts)
+            hist.exemplars[bucket] = exemplar
+        if index is None:
+            index = self._index()
+        window = self.windows.get(key)
+        if window is None:
+            window = self.windows[key] = Window()
+        if window.buckets and window.buckets[0][0] <= index - self.window_buckets:
+            window.expire(index - self.window_buckets + 1)
+        window.add(index, outcome == PASS)
+        if self.cfg.baseline_window > 0:
+            long_index = math.floor(self.clock() / self.baseline_seconds)
+            baseline = self.baselines.get(key)
+            if baseline is None:
+                baseline = self.baselines[key] = Window()
+            if baseline.buckets and baseline.buckets[0][0] <= long_index - self.baseline_buckets:
+                baseline.expire(long_index - self.baseline_buckets + 1)
+            baseline.add(long_index, outcome == PASS)
+
+    def baseline_states(self) -> list[tuple[Key, float, int]]:
+        """Per label set: (baseline pass rate, regression flag 0/1) over ``baseline_window``; empty ones dropped."""
+        oldest = math.floor(self.clock() / self.baseline_seconds) - self.baseline_buckets + 1
+        short = {key: self.windows[key].totals() for key in self.windows}
+        out: list[tuple[Key, float, int]] = []
+        minimum, margin = self.cfg.regression_min_evaluations, self.cfg.regression_margin
+        for key in list(self.baselines):
+            baseline = self.baselines[key]
+            baseline.expire(oldest)
+            passes, fails = baseline.totals()
+            if passes + fails == 0:
+                del self.baselines[key]
+                continue
+            rate = passes / (passes + fails)
+            recent_passes, recent_fails = short.get(key, (0, 0))
+            recent = recent_passes + recent_fails
+            regressed = (recent >= minimum and passes + fails >= minimum
+                         and recent_passes / recent < rate - margin)
+            out.append((key, rate, int(regressed)))
+        return out
+
+    def pass_rates(self) -> list[tuple[Key, float]]:
+        """Current pass rate per label set; drops label sets whose window is empty."""
+        oldest = self._index() - self.window_buckets + 1
+        out: list[tuple[Key, float]] = []
+        for key in list(self.windows):
+            window = self.windows[key]
+            window.expire(oldest)
+            passes, fails = window.totals()
+            if passes + fails == 0:
+                del self.windows[key]
+                continue
+            out.append((key, passes / (passes + fails)))
+        return out
