@@ -113,13 +113,15 @@ class Score:
     passed: bool = field(init=False)
 
     def __post_init__(self) -> None:
-        value = float(self.value)
-        if math.isnan(value) or value < -_EPSILON or value > 1 + _EPSILON:
+        value = self.value if type(self.value) is float else float(self.value)
+        if not -_EPSILON <= value <= 1 + _EPSILON:  # also false for NaN
             raise ValueError(f"score {self.name!r}: value {self.value!r} is outside [0, 1]")
         if not 0.0 <= self.threshold <= 1.0:
             raise ValueError(f"score {self.name!r}: threshold {self.threshold!r} is outside [0, 1]")
-        object.__setattr__(self, "value", min(1.0, max(0.0, value)))
-        object.__setattr__(self, "passed", self.value >= self.threshold)
+        if value < 0.0 or value > 1.0 or value is not self.value:
+            value = 0.0 if value < 0.0 else 1.0 if value > 1.0 else value
+            object.__setattr__(self, "value", value)
+        object.__setattr__(self, "passed", value >= self.threshold)
 
     def to_dict(self) -> dict[str, Any]:
         return {
