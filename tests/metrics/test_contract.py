@@ -42,6 +42,8 @@ SAMPLE_OPTIONS: dict[str, dict[str, Any]] = {
     "webhook": {"url": "http://127.0.0.1:9/score", "timeout": 2},  # nothing listens: MetricUnavailable
     "embedding_cosine": {"provider": {"kind": "hashing"}},
     "bertscore_like": {"provider": {"kind": "hashing"}},
+    "rubric_judge": {"rubric": {1: "wrong", 2: "partly right", 3: "right"}},
+    "llm_as_judge": {"template": "Does {{output}} answer {{input}}?"},
 }
 
 FULL_CASE = EvalCase(

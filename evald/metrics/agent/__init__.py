@@ -12,4 +12,6 @@ METRICS: dict[str, str] = {
     "tool_called_with": "evald.metrics.agent.tool_called_with:ToolCalledWithMetric",
     "tool_call_order": "evald.metrics.agent.tool_call_order:ToolCallOrderMetric",
     "steps_below": "evald.metrics.agent.steps_below:StepsBelowMetric",
+    "task_completion": "evald.metrics.agent.task_completion:TaskCompletionMetric",
+    "tool_use_quality": "evald.metrics.agent.tool_use_quality:ToolUseQualityMetric",
 }

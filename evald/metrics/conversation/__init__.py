@@ -3,4 +3,7 @@
 METRICS: dict[str, str] = {
     "turn_count": "evald.metrics.conversation.turn_count:TurnCountMetric",
     "conversation_resolution": "evald.metrics.conversation.conversation_resolution:ConversationResolutionMetric",
+    "conversation_coherence": "evald.metrics.conversation.conversation_coherence:ConversationCoherenceMetric",
+    "goal_accuracy": "evald.metrics.conversation.goal_accuracy:GoalAccuracyMetric",
+    "knowledge_retention": "evald.metrics.conversation.knowledge_retention:KnowledgeRetentionMetric",
 }

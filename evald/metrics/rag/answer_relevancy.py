@@ -2,29 +2,26 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, cast
+from typing import ClassVar
 
-from evald.case import Dimension, EvalCase, Score
+from evald.case import Dimension
 from evald.config.base import ComponentConfig
-from evald.judges.judged import JudgedOptions, ask_judge, band_value, case_data
-from evald.judges.prompting import VerdictField
-from evald.metrics.base import BaseMetric
+from evald.judges.banded import BandedJudgeMetric
+from evald.judges.judged import JudgedOptions
 
-_LOWEST, _HIGHEST = 1, 5
 _TASK = (
     "Rate how relevant the output is to the input: does it address what was asked, without going off topic or "
     "padding with unrelated content? Correctness is not judged here, only relevance.\n"
     "5 = fully addresses the input; 4 = addresses it with minor digressions; 3 = partly addresses it; "
     "2 = mostly off topic; 1 = does not address the input at all."
 )
-_FIELDS = (VerdictField("score", _LOWEST, _HIGHEST, "relevance of the output to the input"),)
 
 
 class AnswerRelevancyOptions(JudgedOptions):
     pass
 
 
-class AnswerRelevancyMetric(BaseMetric):
+class AnswerRelevancyMetric(BandedJudgeMetric):
     """An LLM judge rates, on 1 to 5, how directly the output addresses the input.
 
     Reads ``input`` and ``output`` (redacted, delimited as untrusted data) and asks the judge named by option
@@ -40,14 +37,7 @@ class AnswerRelevancyMetric(BaseMetric):
     default_threshold: ClassVar[float] = 0.5
     requires: ClassVar[tuple[str, ...]] = ("input", "output")
     Options: ClassVar[type[ComponentConfig]] = AnswerRelevancyOptions
-
-    async def a_measure(self, eval_case: EvalCase) -> Score | None:
-        data = case_data(eval_case, ("input", "output"))
-        if len(data) < 2:
-            return None
-        judge = cast(AnswerRelevancyOptions, self.options).judge
-        verdict = await ask_judge(judge, _TASK, data, _FIELDS)
-        judge_score = verdict.values["score"]
-        return self.score(
-            band_value(judge_score, _LOWEST, _HIGHEST), verdict.reasoning, judge_score=judge_score, judge=judge
-        )
+    task: ClassVar[str] = _TASK
+    sent_fields: ClassVar[tuple[str, ...]] = ("input", "output")
+    needed_fields: ClassVar[tuple[str, ...]] = ("input", "output")
+    score_meaning: ClassVar[str] = "relevance of the output to the input"

@@ -5,4 +5,8 @@ METRICS: dict[str, str] = {
     "secret_leak": "evald.metrics.safety.secret_leak:SecretLeakMetric",
     "prompt_injection": "evald.metrics.safety.prompt_injection:PromptInjectionMetric",
     "refusal": "evald.metrics.safety.refusal:RefusalMetric",
+    "toxicity": "evald.metrics.safety.toxicity:ToxicityMetric",
+    "bias": "evald.metrics.safety.bias:BiasMetric",
+    "harmful_advice": "evald.metrics.safety.harmful_advice:HarmfulAdviceMetric",
+    "refusal_quality": "evald.metrics.safety.refusal_quality:RefusalQualityMetric",
 }

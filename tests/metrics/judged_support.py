@@ -1,0 +1,56 @@
+"""Shared helpers for tests of judged metrics: a fake judge behind the real openai SDK, and what it received."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from evald.case import EvalCase
+from evald.judges.limiter import JudgeError
+from evald.judges.registry import close_judges, register_judge
+from evald.judges.telemetry import JudgeTelemetry
+from evald.metrics.base import BaseMetric
+from tests.judges.fake_llm import FakeLLM, Reply, fake_llm, judge_config, make_judge
+
+_BLOCK = re.compile(r'<(data-[0-9a-f]{12}) name="([^"]+)">\n(.*?)\n</\1>', re.DOTALL)
+EMAIL = "jane.doe@example.com"
+
+
+@asynccontextmanager
+async def judged_llm() -> AsyncIterator[FakeLLM]:
+    """A fake OpenAI-compatible server registered as judge ``default``."""
+    async with fake_llm() as server:
+        register_judge(make_judge(judge_config(server), JudgeTelemetry(CollectorRegistry())))
+        try:
+            yield server
+        finally:
+            await close_judges()
+
+
+def verdict(score: int, reasoning: str = "judged") -> Reply:
+    return Reply(text=f'{{"reasoning": "{reasoning}", "score": {score}}}')
+
+
+def sent_blocks(llm: FakeLLM, index: int = -1) -> dict[str, str]:
+    """label -> text of the delimited data blocks in one received request (the user message)."""
+    messages = llm.received[index]["messages"]
+    user = next(m["content"] for m in messages if m["role"] == "user")
+    return {label: text for _, label, text in _BLOCK.findall(user)}
+
+
+def sent_system(llm: FakeLLM, index: int = -1) -> str:
+    messages = llm.received[index]["messages"]
+    return str(next(m["content"] for m in messages if m["role"] == "system"))
+
+
+async def expect_malformed(metric: BaseMetric, case: EvalCase, llm: FakeLLM) -> None:
+    """An out-of-band score and a prose 'verdict' are both errors (JudgeError 'malformed'), never a score."""
+    for text in ('{"reasoning": "x", "score": 9}', "score 1.0"):
+        llm.default = Reply(text=text)
+        with pytest.raises(JudgeError) as caught:
+            await metric.a_measure(case)
+        assert caught.value.outcome == "malformed"
