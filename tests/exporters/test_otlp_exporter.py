@@ -72,8 +72,8 @@ def batch() -> list[ScoredCase]:
         case=EvalCase(trace_id=T2, span_id=S2, scope="trace", service_name="geo-app"),
         scores=(Score(name="error_free", value=1.0, threshold=1.0, dimension=Dimension.PERFORMANCE),),
         skipped=(("json_valid", "not_applicable"),),
-        errors=(("toxicity", "timed out after 30s"),),
-        metric_dimensions={"error_free": "performance", "json_valid": "correctness", "toxicity": "safety"},
+        errors=(("house_toxicity", "timed out after 30s"),),
+        metric_dimensions={"error_free": "performance", "json_valid": "correctness", "house_toxicity": "safety"},
     )
     return [first, second]
 
@@ -104,7 +104,7 @@ async def test_scores_reach_the_collector_as_metrics_and_linked_events(sink: OTL
     got = events(sink)
     assert len(got) == 4
     by_name = {attrs(r.attributes)["gen_ai.evaluation.name"]: r for _, r in got}
-    assert set(by_name) == {"contains", "answer_relevance", "error_free", "toxicity"}
+    assert set(by_name) == {"contains", "answer_relevance", "error_free", "house_toxicity"}
     for name, record in by_name.items():
         expected = (T1, S1) if name in ("contains", "answer_relevance") else (T2, S2)
         assert (record.trace_id.hex(), record.span_id.hex()) == expected, name
@@ -128,8 +128,8 @@ async def test_scores_reach_the_collector_as_metrics_and_linked_events(sink: OTL
     }
     assert attrs(by_name["contains"].attributes)["gen_ai.evaluation.score.label"] == "pass"
     assert attrs(by_name["contains"].attributes)["evald.metric.version"] == "1"  # built-in kind, from its class
-    assert "evald.metric.version" not in attrs(by_name["toxicity"].attributes)  # neither configured nor a kind
-    error = attrs(by_name["toxicity"].attributes)
+    assert "evald.metric.version" not in attrs(by_name["house_toxicity"].attributes)  # neither configured nor a kind
+    error = attrs(by_name["house_toxicity"].attributes)
     assert error["error.type"] == "timeout"
     assert error["gen_ai.evaluation.explanation"] == "timed out after 30s"
     assert error["evald.metric.dimension"] == "safety"
@@ -159,7 +159,7 @@ async def test_scores_reach_the_collector_as_metrics_and_linked_events(sink: OTL
     exemplars = sink.exemplars("evald.evaluation.score", **{"gen_ai.evaluation.name": "error_free"})
     assert [(e.trace_id.hex(), e.span_id.hex()) for e in exemplars] == [(T2, S2)]
     # counter points carry exemplars too
-    exemplars = sink.exemplars("evald.evaluation.count", **{"gen_ai.evaluation.name": "toxicity"})
+    exemplars = sink.exemplars("evald.evaluation.count", **{"gen_ai.evaluation.name": "house_toxicity"})
     assert {(e.trace_id.hex(), e.span_id.hex()) for e in exemplars} == {(T2, S2)}
 
     # --- counter: every outcome, including skipped and error ----------------------------------------------------
@@ -171,7 +171,7 @@ async def test_scores_reach_the_collector_as_metrics_and_linked_events(sink: OTL
     }
     assert outcomes == {
         ("contains", "pass"): 1, ("answer_relevance", "fail"): 1, ("error_free", "pass"): 1,
-        ("json_valid", "skipped"): 1, ("toxicity", "error"): 1,
+        ("json_valid", "skipped"): 1, ("house_toxicity", "error"): 1,
     }
     assert sum(dropped(telemetry, r) for r in ("queue_full", "send_failed", "shutdown", "error")) == 0
     registry = telemetry.registry
