@@ -56,12 +56,13 @@ class _Work:
     completion: Completion
 
 
-def _case_facts(case: EvalCase, trace: AssembledTrace) -> dict[str, int]:
+def _case_facts(case: EvalCase, ends: dict[str, int], trace: AssembledTrace) -> dict[str, int]:
     """Facts exporters need that only the trace knows: the evaluated span's end time (a stable event time, so a
-    re-delivered evaluation upserts with the same timestamp) and the revision of a re-evaluated trace."""
+    re-delivered evaluation upserts with the same timestamp) and the revision of a re-evaluated trace.
+    ``ends`` maps span id to end time, built once per trace."""
     facts: dict[str, int] = {}
     if case.span_id and "span_end_unix_nano" not in case.metadata:
-        end = next((s.end_time_unix_nano for s in trace.spans if s.span_id == case.span_id), 0)
+        end = ends.get(case.span_id, 0)
         if end > 0:
             facts["span_end_unix_nano"] = end
     if trace.revision > 1:  # late spans re-evaluated the trace: these scores supersede the earlier ones
@@ -120,19 +121,24 @@ class EvaluationPipeline:
                     trace.trace_id, item.detail,
                 )
             sampled = self._sampler.sampled(trace.trace_id)
+            annotated = self._references.annotated_spans(trace)  # per trace, not per case
+            ends = {s.span_id: s.end_time_unix_nano for s in trace.spans}
             for case in result.cases:
                 self._case_counters.get(case.scope).inc()
                 if not sampled:
                     self._tm.cases_sampled_out.labels(case.scope).inc()
                     continue
-                case = self._references.resolve(case, trace)
-                extra = _case_facts(case, trace)
+                # bindings depend on scope and service/model/provider only, which enrichment does not change
+                bindings = [b for b in self._bindings if b.applies_to(case)]
+                if not bindings and self._conversations is None:
+                    continue
+                case = self._references.resolve(case, trace, annotated)
+                extra = _case_facts(case, ends, trace)
                 if extra:
                     case = replace(case, metadata={**case.metadata, **extra})
                 if self._conversations is not None:
                     for evicted in self._conversations.add(case, trace):
                         await self._submit_detached(evicted)
-                bindings = [b for b in self._bindings if b.applies_to(case)]
                 if not bindings:
                     continue
                 completion.hold()

@@ -111,8 +111,14 @@ class ReferenceResolver:
     def from_config(cls, config: GoldensConfig) -> ReferenceResolver:
         return cls(load_goldens(config.file) if config.file else None)
 
-    def resolve(self, case: EvalCase, trace: AssembledTrace) -> EvalCase:
-        annotated = [sp for sp in trace.spans if not _REFERENCE_KEYS.isdisjoint(sp.attributes)]
+    @staticmethod
+    def annotated_spans(trace: AssembledTrace) -> list[SpanRecord]:
+        """The spans of ``trace`` carrying reference attributes (compute once per trace, pass to ``resolve``)."""
+        return [sp for sp in trace.spans if not _REFERENCE_KEYS.isdisjoint(sp.attributes)]
+
+    def resolve(self, case: EvalCase, trace: AssembledTrace, annotated: list[SpanRecord] | None = None) -> EvalCase:
+        if annotated is None:
+            annotated = self.annotated_spans(trace)
         if not annotated and not self._goldens:
             return case  # the common case online: nothing to add, and nothing to copy
         spans = _spans_for(case, annotated)

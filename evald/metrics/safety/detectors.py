@@ -18,7 +18,8 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -287,3 +288,18 @@ def case_texts(eval_case: EvalCase, fields: Iterable[str]) -> list[tuple[str, st
         elif (text := as_text(getattr(eval_case, name))) is not None:
             out.append((name, text))
     return out
+
+
+def scan_fields(texts: Sequence[tuple[str, str]], find: Callable[[str], list[Match]], allow: Sequence[str]
+                ) -> list[tuple[str, Match]]:
+    """(field label, match) for every detection in ``texts`` whose value does not fully match an ``allow`` regex."""
+    return [(field, match) for field, text in texts for match in find(text)
+            if not any(re.fullmatch(p, match.value, re.IGNORECASE) for p in allow)]
+
+
+def leak_summary(texts: Sequence[tuple[str, str]], findings: Sequence[dict[str, object]], key: str
+                 ) -> tuple[str, str]:
+    """(the scanned field names, ``"2 email, 1 phone"``-style counts of ``findings`` by ``key``) for a reason."""
+    scanned = ", ".join(dict.fromkeys(f.split("[")[0] for f, _ in texts))
+    counts = Counter(str(f[key]) for f in findings)
+    return scanned, ", ".join(f"{n} {value}" for value, n in sorted(counts.items()))

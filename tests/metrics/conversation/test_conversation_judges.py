@@ -1,4 +1,5 @@
-"""``knowledge_retention``: a 1-5 band over the rendered conversation (local judge, real OpenAI SDK)."""
+"""The conversation judges (``conversation_coherence``, ``goal_accuracy``, ``knowledge_retention``): each a 1-5 band
+over the rendered conversation (local judge, real OpenAI SDK). One test shape, parametrized over the three."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import pytest
 
 from evald.case import EvalCase, Message, ToolCall
 from evald.judges.banded import BandedJudgeMetric
+from evald.metrics.conversation.conversation_coherence import ConversationCoherenceMetric
+from evald.metrics.conversation.goal_accuracy import GoalAccuracyMetric
 from evald.metrics.conversation.knowledge_retention import KnowledgeRetentionMetric
 from tests.judges.fake_llm import FakeLLM
 from tests.metrics.judged_support import EMAIL, expect_malformed, judged_llm, sent_blocks, verdict
@@ -18,7 +21,7 @@ CASE = EvalCase(messages=(
     Message("assistant", None, tool_calls=(ToolCall("book", {"people": 2}),)),
     Message("assistant", "Booked for 2 at 8pm, Jane."),
 ))
-METRICS = [KnowledgeRetentionMetric]  # parametrized so the three conversation judges share one test shape
+METRICS = [ConversationCoherenceMetric, GoalAccuracyMetric, KnowledgeRetentionMetric]
 
 
 @pytest.fixture
