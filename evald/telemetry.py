@@ -94,6 +94,10 @@ class Telemetry:
         self.metric_errors = Counter(
             "evald_metric_errors", "Metric evaluations that raised or timed out.", ["metric", "reason"], registry=r
         )
+        self.metric_skips = Counter(
+            "evald_metric_skips", "Metric evaluations skipped, by reason (not_applicable, budget_exhausted, ...).",
+            ["metric", "reason"], registry=r,
+        )
         self.scored_cases = Counter(
             "evald_scored_cases", "Cases scored and handed to exporters.", ["scope"], registry=r
         )

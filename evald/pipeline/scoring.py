@@ -4,8 +4,9 @@ Synchronous metrics (those implementing only ``measure()``) run inline: they are
 asyncio timeout could not interrupt them anyway. Asynchronous metrics (``a_measure()``, e.g. LLM judges) of one
 case run concurrently, each under its own ``metric_timeout``.
 
-A metric returning ``None`` is "skipped" (not applicable), never a 0 score. A metric that raises or times out is
-an "error" outcome with a short reason; it never becomes a score and never stops the other metrics.
+A metric returning ``None`` is "skipped" with reason ``not_applicable``, never a 0 score; one raising
+``MetricSkipped(reason)`` (e.g. a judge out of budget) is skipped with that reason. A metric that raises anything
+else or times out is an "error" outcome with a short reason; it never becomes a score and never stops the others.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from evald.case import EvalCase, Score
 from evald.metrics.base import BaseMetric
+from evald.metrics.remote import MetricSkipped
 from evald.model import ScoredCase
 from evald.pipeline.bindings import MetricBinding
 from evald.telemetry import RateLimitedLog, Telemetry
@@ -25,6 +27,11 @@ from evald.telemetry import RateLimitedLog, Telemetry
 logger = logging.getLogger(__name__)
 
 _Outcome = tuple[Score | None, str | None]  # (result, error reason)
+_NOT_APPLICABLE = "not_applicable"
+
+
+class _Skip(str):
+    """An error-slot value that is really a deliberate skip: ``(None, _Skip(reason))``."""
 
 
 class CaseScorer:
@@ -33,6 +40,7 @@ class CaseScorer:
         self._timeout = metric_timeout
         self._log = RateLimitedLog(logger)
         self._durations: dict[str, Any] = {}  # metric name -> bound histogram child (labels() is not free)
+        self._skips: dict[tuple[str, str], Any] = {}  # (metric, reason) -> bound counter child
 
     async def score(self, case: EvalCase, bindings: Sequence[MetricBinding]) -> ScoredCase:
         metrics = [b.metric for b in bindings]
@@ -52,10 +60,14 @@ class CaseScorer:
         errors: list[tuple[str, str]] = []
         for i, metric in enumerate(metrics):
             result, error = outcomes[i]
-            if error is not None:
+            if isinstance(error, _Skip):
+                skipped.append((metric.name, str(error)))
+                self._count_skip(metric.name, str(error))
+            elif error is not None:
                 errors.append((metric.name, error))
             elif result is None:
-                skipped.append((metric.name, "not_applicable"))
+                skipped.append((metric.name, _NOT_APPLICABLE))
+                self._count_skip(metric.name, _NOT_APPLICABLE)
             else:
                 scores.append(result)
         return ScoredCase(
@@ -67,6 +79,9 @@ class CaseScorer:
         started = time.perf_counter()
         try:
             result = metric.measure(case)
+        except MetricSkipped as skip:
+            self._observe(metric.name, started)
+            return None, _Skip(skip.reason)
         except Exception as err:  # a metric bug must never take the daemon down
             return self._failed(metric, err, started)
         self._observe(metric.name, started)
@@ -82,6 +97,9 @@ class CaseScorer:
             self._tm.metric_errors.labels(metric.name, "timeout").inc()
             self._log.log(logging.WARNING, f"timeout:{metric.name}", "metric %s timed out", metric.name)
             return None, f"timed out after {self._timeout:g}s"
+        except MetricSkipped as skip:
+            self._observe(metric.name, started)
+            return None, _Skip(skip.reason)
         except Exception as err:
             return self._failed(metric, err, started)
         self._observe(metric.name, started)
@@ -100,6 +118,12 @@ class CaseScorer:
             return result, None
         self._tm.metric_errors.labels(metric.name, "bad_result").inc()
         return None, f"returned {type(result).__name__}, not Score or None"
+
+    def _count_skip(self, name: str, reason: str) -> None:
+        child = self._skips.get((name, reason))
+        if child is None:
+            child = self._skips[(name, reason)] = self._tm.metric_skips.labels(name, reason)
+        child.inc()
 
     def _observe(self, name: str, started: float) -> None:
         child = self._durations.get(name)

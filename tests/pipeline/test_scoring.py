@@ -1,0 +1,61 @@
+"""CaseScorer outcomes: scores, not-applicable skips, deliberate skips with a reason, and errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from evald.case import Dimension, EvalCase, Score
+from evald.metrics.base import BaseMetric
+from evald.metrics.remote import MetricSkipped, MetricUnavailable
+from evald.pipeline.bindings import MetricBinding, MetricFilter
+from evald.pipeline.scoring import CaseScorer
+from evald.telemetry import Telemetry
+
+
+class _Fixed(BaseMetric):
+    kind = "fixed"
+    family = "test"
+    dimension = Dimension.CORRECTNESS
+
+    def __init__(self, name: str, behaviour: str) -> None:
+        super().__init__(name=name)
+        self.behaviour = behaviour
+
+    def measure(self, case: EvalCase) -> Score | None:
+        if self.behaviour == "none":
+            return None
+        if self.behaviour == "skip":
+            raise MetricSkipped("budget_exhausted", "daily budget spent")
+        if self.behaviour == "unavailable":
+            raise MetricUnavailable("judge 'x': timeout")
+        return self.score(0.75, "fixed")
+
+
+class _AsyncSkip(_Fixed):
+    async def a_measure(self, case: EvalCase) -> Score | None:
+        raise MetricSkipped("circuit_open")
+
+
+def _binding(metric: BaseMetric) -> MetricBinding:
+    return MetricBinding(metric, "all", MetricFilter())
+
+
+@pytest.mark.asyncio
+async def test_each_outcome_lands_in_its_place_and_skips_are_counted_by_reason() -> None:
+    tm = Telemetry()
+    scorer = CaseScorer(tm, metric_timeout=5.0)
+    bindings = [
+        _binding(_Fixed("scored", "score")), _binding(_Fixed("na", "none")), _binding(_Fixed("budget", "skip")),
+        _binding(_Fixed("down", "unavailable")), _binding(_AsyncSkip("breaker", "score")),
+    ]
+    result = await scorer.score(EvalCase(trace_id="t" * 32, input="q", output="a"), bindings)
+    assert [(s.name, s.value) for s in result.scores] == [("scored", 0.75)]
+    assert sorted(result.skipped) == [("breaker", "circuit_open"), ("budget", "budget_exhausted"),
+                                      ("na", "not_applicable")]
+    assert [name for name, _ in result.errors] == ["down"]
+    assert "timeout" in result.errors[0][1]
+    sample = tm.registry.get_sample_value
+    assert sample("evald_metric_skips_total", {"metric": "budget", "reason": "budget_exhausted"}) == 1.0
+    assert sample("evald_metric_skips_total", {"metric": "breaker", "reason": "circuit_open"}) == 1.0
+    assert sample("evald_metric_skips_total", {"metric": "na", "reason": "not_applicable"}) == 1.0
+    assert sample("evald_metric_errors_total", {"metric": "down", "reason": "exception"}) == 1.0
