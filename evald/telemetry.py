@@ -46,6 +46,11 @@ class Telemetry:
         self.requests = Counter(
             "evald_receiver_requests", "Export requests by outcome.", ["receiver", "transport", "outcome"], registry=r
         )
+        self.unauthenticated_requests = Counter(
+            "evald_receiver_unauthenticated_requests",
+            "Requests refused for lack of an accepted token (UNAUTHENTICATED / 401), by reason (missing|invalid).",
+            ["receiver", "transport", "reason"], registry=r,
+        )
         self.dropped_spans = Counter(
             "evald_assembly_dropped_spans", "Spans accepted but dropped by the assembly window, by reason.",
             ["reason"], registry=r,

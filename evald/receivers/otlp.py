@@ -8,9 +8,13 @@ Config keys (``receivers: otlp[/<name>]:``), Collector-style::
           endpoint: 0.0.0.0:4317        # host:port; port 0 binds a free port (see ``bound_port``)
           max_recv_msg_size_mib: 16     # largest request after decompression; larger -> RESOURCE_EXHAUSTED
           max_concurrent_streams: 0     # per HTTP/2 connection; 0 = gRPC default (unlimited)
+          tls: null                     # {cert_file, key_file, client_ca_file, min_version}: see tls.py
+          auth: null                    # {bearer_tokens, token_files, api_key_header}: see auth.py
         http:
           endpoint: 0.0.0.0:4318
           max_request_body_size: 16777216   # bytes (16 MiB), enforced before AND after gzip; larger -> 413
+          tls: null                         # same keys as for grpc
+          auth: null
 
 A protocol left out (or ``otlp: {}``) is enabled with its defaults; ``grpc: null`` / ``http: null`` disables
 it; disabling both is a validation error. Each enabled protocol is a separate ``Source`` with id
@@ -20,16 +24,20 @@ it; disabling both is a validation error. Each enabled protocol is a separate ``
 Failure semantics (details in otlp_grpc.py / otlp_http.py): spans with invalid ids -> partial success;
 malformed request -> INVALID_ARGUMENT / 400; window full -> UNAVAILABLE + RetryInfo / 503 + Retry-After;
 unexpected error -> INTERNAL / 500, logged (rate-limited), the server keeps serving. ``start`` raises
-``OSError`` when the endpoint cannot be bound.
+``OSError`` when the endpoint cannot be bound. With ``tls`` a client that fails the handshake is dropped by the
+server; with ``auth`` a request without an accepted token gets UNAUTHENTICATED / 401 before its body is read
+(docs/security.md).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from pydantic import Field, model_validator
 
 from evald.config.base import ComponentConfig, Endpoint
+from evald.receivers.auth import ReceiverAuthConfig
+from evald.receivers.tls import ServerTLSConfig
 from evald.telemetry import Telemetry
 
 if TYPE_CHECKING:
@@ -44,6 +52,19 @@ class OTLPGrpcConfig(ComponentConfig):
         16, gt=0, le=2047, description="Largest request after decompression, in MiB (larger: RESOURCE_EXHAUSTED)."
     )
     max_concurrent_streams: int = Field(0, ge=0, description="Concurrent calls per connection; 0 = gRPC default.")
+    tls: ServerTLSConfig | None = Field(
+        None, description="Serve over TLS (mTLS with `client_ca_file`); `null`: plaintext."
+    )
+    auth: ReceiverAuthConfig | None = Field(
+        None, description="Require a token (UNAUTHENTICATED otherwise); `null`: none."
+    )
+
+    @model_validator(mode="after")
+    def _grpc_tls_version(self) -> Self:
+        if self.tls is not None and self.tls.min_version != "1.2":
+            raise ValueError("`tls.min_version` must be \"1.2\" for OTLP/gRPC: grpcio cannot restrict the version "
+                             "(it negotiates TLS 1.3 when the client supports it)")
+        return self
 
 
 class OTLPHttpConfig(ComponentConfig):
@@ -51,6 +72,10 @@ class OTLPHttpConfig(ComponentConfig):
     max_request_body_size: int = Field(
         16 * MIB, gt=0, description="Largest body in bytes, both as sent and after gzip (larger: 413)."
     )
+    tls: ServerTLSConfig | None = Field(
+        None, description="Serve over TLS (mTLS with `client_ca_file`); `null`: plaintext."
+    )
+    auth: ReceiverAuthConfig | None = Field(None, description="Require a token (401 otherwise); `null`: none.")
 
 
 class OTLPReceiverConfig(ComponentConfig):

@@ -2,7 +2,9 @@
 
 Config keys (``receivers.otlp.grpc``, see otlp.py): ``endpoint`` (default ``0.0.0.0:4317``; port 0 binds a free
 port, read it from ``bound_port`` after ``start``), ``max_recv_msg_size_mib`` (default 16, applied after gzip
-decompression), ``max_concurrent_streams`` (0 = gRPC default).
+decompression), ``max_concurrent_streams`` (0 = gRPC default), ``tls`` (``grpc.ssl_server_credentials``; with
+``client_ca_file`` the handshake requires a client certificate), ``auth`` (a server interceptor: a call without
+an accepted token gets ``UNAUTHENTICATED`` before its message is read; see auth.py).
 
 Requests are taken as raw bytes and decoded by ``Ingestor.ingest_body`` (not by gRPC), so a malformed body gets
 a clear INVALID_ARGUMENT instead of gRPC's generic deserialization error.
@@ -37,11 +39,13 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from evald.config.base import split_endpoint
 from evald.errors import PermanentError, QueueFullError
 from evald.interfaces import TraceConsumer
+from evald.receivers.auth import Authenticator, GrpcAuthInterceptor
 from evald.receivers.ingest import Ingestor, MalformedRequest, Signal, export_response, retry_info, trim
 from evald.telemetry import RateLimitedLog, Telemetry
 
 if TYPE_CHECKING:
     from evald.receivers.otlp import OTLPGrpcConfig
+    from evald.receivers.tls import ServerTLSConfig
 
 logger = logging.getLogger(__name__)
 _errors = RateLimitedLog(logger)
@@ -77,12 +81,20 @@ class OTLPGrpcReceiver:
         ]
         if self.config.max_concurrent_streams:
             options.append(("grpc.max_concurrent_streams", self.config.max_concurrent_streams))
-        server = grpc.aio.server(options=options)
+        interceptors: list[Any] = []
+        if self.config.auth is not None:
+            auth = Authenticator(self.config.auth, self._telemetry, receiver=self._component_id, transport="grpc")
+            interceptors.append(GrpcAuthInterceptor(auth))
+        credentials = _credentials(self.config.tls) if self.config.tls is not None else None
+        server = grpc.aio.server(options=options, interceptors=interceptors)
         server.add_generic_rpc_handlers(self._handlers())
         host, port = split_endpoint(self.config.endpoint)
         address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         try:
-            bound = server.add_insecure_port(address)
+            if credentials is None:
+                bound = server.add_insecure_port(address)
+            else:
+                bound = server.add_secure_port(address, credentials)
             if not bound:
                 raise RuntimeError("port not bound")
             await server.start()
@@ -91,7 +103,8 @@ class OTLPGrpcReceiver:
             raise OSError(f"{self.id}: cannot listen on {self.config.endpoint}: {err}") from None
         self._server = server
         self.bound_port = int(bound)
-        logger.info("OTLP/gRPC receiver listening on %s:%s", host, bound, extra={"component": self.id})
+        logger.info("OTLP/gRPC receiver listening on %s:%s (%s%s)", host, bound, _security(self.config.tls),
+                    ", token auth" if self.config.auth else "", extra={"component": self.id})
 
     async def shutdown(self, timeout: float) -> None:
         """Stop accepting; in-flight calls get up to ``timeout`` seconds. Idempotent, safe without ``start``."""
@@ -139,6 +152,16 @@ class OTLPGrpcReceiver:
             return export_response(signal, rejected, message).SerializeToString()
         await context.abort(code, details, trailing_metadata=trailers)
         raise AssertionError("context.abort returns only by raising")
+
+
+def _credentials(tls: ServerTLSConfig) -> grpc.ServerCredentials:
+    cert, key, client_ca = tls.read_pem()
+    return grpc.ssl_server_credentials([(key, cert)], root_certificates=client_ca,
+                                       require_client_auth=client_ca is not None)
+
+
+def _security(tls: ServerTLSConfig | None) -> str:
+    return "plaintext" if tls is None else "mTLS" if tls.client_ca_file else "TLS"
 
 
 def _unavailable(err: QueueFullError) -> tuple[grpc.StatusCode, str, Trailers]:

@@ -1,7 +1,8 @@
 """OTLP/HTTP receiver (aiohttp): ``POST /v1/traces`` and ``POST /v1/logs``.
 
 Config keys (``receivers.otlp.http``, see otlp.py): ``endpoint`` (default ``0.0.0.0:4318``; port 0 binds a free
-port, read it from ``bound_port`` after ``start``), ``max_request_body_size`` (default 16 MiB).
+port, read it from ``bound_port`` after ``start``), ``max_request_body_size`` (default 16 MiB), ``tls`` (an
+``ssl.SSLContext`` on the listening socket; ``CERT_REQUIRED`` with ``client_ca_file``), ``auth`` (see auth.py).
 
 Requests: ``Content-Type`` ``application/x-protobuf`` or ``application/json`` (OTLP/JSON: hex ids);
 ``Content-Encoding`` ``gzip`` or ``identity``. The size limit applies to the body as sent and again to the
@@ -10,6 +11,8 @@ limit). aiohttp's own decompression is off so the limit cannot be bypassed.
 
 Answers (bodies in the request's encoding, ``Content-Type`` mirrored):
 
+* 401 with ``WWW-Authenticate: Bearer`` and a ``google.rpc.Status`` (UNAUTHENTICATED) when ``auth`` is set and
+  no accepted token came; checked first, before the body is read or decompressed;
 * 200 with ``Export*ServiceResponse``; ``partial_success`` set when items were left out (invalid ids, refused
   by the window);
 * 400 with a ``google.rpc.Status`` for a malformed or incomplete body (bad protobuf, bad JSON, bad gzip, broken
@@ -38,8 +41,10 @@ from google.rpc import code_pb2, status_pb2
 from evald.config.base import split_endpoint
 from evald.errors import PermanentError, QueueFullError
 from evald.interfaces import TraceConsumer
+from evald.receivers.auth import Authenticator
 from evald.receivers.ingest import Encoding, Ingestor, MalformedRequest, Signal, export_response, retry_info, trim
 from evald.receivers.otlp_json import to_json
+from evald.receivers.tls import server_ssl_context
 from evald.telemetry import RateLimitedLog, Telemetry
 
 if TYPE_CHECKING:
@@ -50,6 +55,7 @@ _errors = RateLimitedLog(logger)
 
 _CONTENT_TYPES: dict[str, Encoding] = {"application/x-protobuf": "protobuf", "application/json": "json"}
 _CHUNK = 64 * 1024
+_CHALLENGE = {"WWW-Authenticate": "Bearer"}
 
 
 class BodyTooLarge(Exception):
@@ -67,12 +73,17 @@ class OTLPHttpReceiver:
         self._telemetry = telemetry
         self._runner: web.AppRunner | None = None
         self._ingestor: Ingestor | None = None
+        self._auth: Authenticator | None = None
         self._closed = False
 
     async def start(self, next_consumer: TraceConsumer) -> None:
         if self._runner is not None or self._closed:
             return
         self._ingestor = Ingestor(self._component_id, "http", next_consumer, self._telemetry)
+        if self.config.auth is not None:
+            self._auth = Authenticator(self.config.auth, self._telemetry, receiver=self._component_id, transport="http")
+        tls = self.config.tls
+        ssl_context = server_ssl_context(tls) if tls is not None else None
         app = web.Application()
         app.router.add_post("/v1/traces", self._traces)
         app.router.add_post("/v1/logs", self._logs)
@@ -81,14 +92,16 @@ class OTLPHttpReceiver:
         await runner.setup()
         host, port = split_endpoint(self.config.endpoint)
         try:
-            await web.TCPSite(runner, host, port).start()
+            await web.TCPSite(runner, host, port, ssl_context=ssl_context).start()
         except BaseException:
             await runner.cleanup()
             raise
         self._runner = runner
         addresses = runner.addresses
         self.bound_port = int(addresses[0][1]) if addresses else port
-        logger.info("OTLP/HTTP receiver listening on %s:%s", host, self.bound_port, extra={"component": self.id})
+        security = "plaintext" if tls is None else "mTLS" if tls.client_ca_file else "TLS"
+        logger.info("OTLP/HTTP receiver listening on %s:%s (%s%s)", host, self.bound_port, security,
+                    ", token auth" if self._auth else "", extra={"component": self.id})
 
     async def shutdown(self, timeout: float) -> None:
         """Stop accepting; in-flight requests get up to ``timeout`` seconds. Idempotent, safe without ``start``."""
@@ -114,6 +127,12 @@ class OTLPHttpReceiver:
         ingestor = self._ingestor
         assert ingestor is not None
         encoding = _CONTENT_TYPES.get(request.content_type.lower())
+        if self._auth is not None:
+            api_key = request.headers.get(self._auth.api_key_header) if self._auth.api_key_header else None
+            reason = self._auth.check(request.headers.get("Authorization"), api_key)
+            if reason is not None:
+                text = self._auth.refuse(reason, request.remote)
+                return _status(401, code_pb2.UNAUTHENTICATED, text, encoding or "json", None, _CHALLENGE)
         if encoding is None:
             ingestor.count_request("unsupported")
             accepted = " or ".join(_CONTENT_TYPES)
