@@ -112,7 +112,7 @@ class BandedJudgeMetric(BaseMetric):
         judge = cast(JudgedOptions, self.options).judge
         lowest, highest = self.band()
         fields = (VerdictField("score", lowest, highest, self.score_meaning),)
-        verdict = await ask_judge(judge, self.judge_task(eval_case), data, fields)
+        verdict = await ask_judge(self, eval_case, judge, self.judge_task(eval_case), data, fields)
         judge_score = verdict.values["score"]
         value = band_value(judge_score, lowest, highest)
         return self.score(value, verdict.reasoning, judge_score=judge_score, judge=judge)

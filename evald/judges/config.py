@@ -1,13 +1,24 @@
-"""The ``judges:`` config block: named judges (provider, model, key from the environment) and their limits."""
+"""The ``judges:`` config block: named judges (provider, model, key from the environment) and their limits.
+
+Per judge: connection (``provider``, ``model``, ``api_key``, ``base_url``, ``temperature``, ``max_output_tokens``),
+call limits (``timeout``, ``max_retries``, ``retry_initial_interval``, ``max_retry_after``, ``max_concurrency``,
+``requests_per_minute``, ``tokens_per_minute``, ``circuit_breaker``), hard budgets (``budget.max_cost_usd`` and
+``budget.max_tokens``, each ``{hour, day}`` in UTC windows; ``daily_budget_usd`` is a deprecated alias of
+``budget.max_cost_usd.day``; ``price``), the verdict ``cache``, and where text may go (``redaction``,
+``allowed_base_urls``, ``never_send``). Refused at load: a USD budget without a price for the model, both
+``daily_budget_usd`` and a different ``budget.max_cost_usd.day``, an endpoint outside ``allowed_base_urls``.
+"""
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Any, Literal, Self
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, model_validator
 
 from evald.config.base import ComponentConfig, Duration
 from evald.metrics.operational.cost import ModelPrice, find_price, shipped_prices
+from evald.metrics.remote import safe_url
 from evald.metrics.safety.detectors import PII_TYPES, Locale, PiiType, Regex
 
 
@@ -28,6 +39,47 @@ class RedactionConfig(ComponentConfig):
         default_factory=dict,
         description="Extra regexes: {placeholder type: regex}; matches become `[TYPE_n]` (type upper-cased).",
     )
+
+
+class CostWindows(ComponentConfig):
+    hour: float | None = Field(None, gt=0, description="USD per UTC hour; None = no hourly limit.")
+    day: float | None = Field(None, gt=0, description="USD per UTC day; None = no daily limit.")
+
+
+class TokenWindows(ComponentConfig):
+    hour: int | None = Field(None, ge=1, description="Tokens (input + output) per UTC hour; None = no limit.")
+    day: int | None = Field(None, ge=1, description="Tokens (input + output) per UTC day; None = no limit.")
+
+
+class BudgetConfig(ComponentConfig):
+    max_cost_usd: CostWindows = Field(
+        CostWindows(), description="Hard spend limits; a call whose worst-case cost could pass one is not made."
+    )
+    max_tokens: TokenWindows = Field(
+        TokenWindows(), description="Hard token limits; a call whose worst-case tokens could pass one is not made."
+    )
+
+
+class CacheConfig(ComponentConfig):
+    enabled: bool = Field(True, description="Judge identical cases once (same metric, model, prompt, content).")
+    max_entries: int = Field(10_000, ge=1, description="Verdicts kept; the least recently used goes first.")
+    ttl: Duration = Field(3600.0, gt=0, description="How long a verdict is reused after it was made.")
+
+
+class NeverSendConfig(ComponentConfig):
+    service_names: list[str] = Field(
+        default_factory=list,
+        description="Cases of these services (`service.name`) are never sent: judged metrics skip them "
+        "(reason `never_send`).",
+    )
+
+
+_DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+
+
+def _host_port(url: str) -> tuple[str, int | None]:
+    parts = urlsplit(url if "://" in url else f"//{url}")
+    return (parts.hostname or "").lower(), parts.port
 
 
 class JudgeConfig(ComponentConfig):
@@ -56,20 +108,59 @@ class JudgeConfig(ComponentConfig):
     tokens_per_minute: float | None = Field(
         None, gt=0, description="Token bucket on (estimated) tokens per call; None = no limit."
     )
+    budget: BudgetConfig = Field(BudgetConfig(), description="Hard USD and token limits per UTC hour and day.")
     daily_budget_usd: float | None = Field(
-        None, gt=0, description="Hard spend limit per UTC day; a call that could exceed it is not made."
+        None, gt=0, description="Deprecated: alias of `budget.max_cost_usd.day` (setting both is an error)."
     )
+    cache: CacheConfig = Field(CacheConfig(), description="Bounded LRU+TTL cache of verdicts.")
+    allowed_base_urls: list[str] = Field(
+        default_factory=list,
+        description="When set, the judge's endpoint (`base_url`, or the provider's default) must have the host "
+        "(and port, if given) of one of these URLs or hosts; otherwise the config is refused.",
+    )
+    never_send: NeverSendConfig = Field(NeverSendConfig(), description="Text that must never leave, per service.")
     price: ModelPrice | None = Field(None, description="USD per 1M tokens; default: the shipped price table.")
     circuit_breaker: CircuitBreakerConfig = Field(CircuitBreakerConfig(), description="Fail fast after failures.")
     redaction: RedactionConfig = Field(RedactionConfig(), description="What is replaced before a prompt leaves.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _daily_budget_alias(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or data.get("daily_budget_usd") is None:
+            return data
+        budget = dict(data.get("budget") or {})
+        cost = dict(budget.get("max_cost_usd") or {})
+        if cost.get("day") is not None and cost["day"] != data["daily_budget_usd"]:
+            raise ValueError("set budget.max_cost_usd.day or its deprecated alias daily_budget_usd, not both")
+        cost["day"] = data["daily_budget_usd"]
+        return {**data, "budget": {**budget, "max_cost_usd": cost}}
+
     @model_validator(mode="after")
-    def _priced_when_budgeted(self) -> Self:
-        if self.daily_budget_usd is not None and self.resolved_price() is None:
+    def _check(self) -> Self:
+        cost = self.budget.max_cost_usd
+        if (cost.hour is not None or cost.day is not None) and self.resolved_price() is None:
             raise ValueError(
-                f"judge model {self.model!r} has no price in the shipped table: set `price` to use daily_budget_usd"
+                f"judge model {self.model!r} has no price in the shipped table: set `price` to use "
+                "budget.max_cost_usd"
+            )
+        if self.allowed_base_urls and not self.endpoint_allowed():
+            raise ValueError(
+                f"judge endpoint {safe_url(self.endpoint())!r} is not in allowed_base_urls "
+                f"({', '.join(self.allowed_base_urls)})"
             )
         return self
+
+    def endpoint(self) -> str:
+        """Where prompts go: ``base_url``, or the provider's public API."""
+        return self.base_url or _DEFAULT_BASE_URLS[self.provider]
+
+    def endpoint_allowed(self) -> bool:
+        host, port = _host_port(self.endpoint())
+        for entry in self.allowed_base_urls:
+            allowed_host, allowed_port = _host_port(entry)
+            if allowed_host == host and allowed_port in (None, port):
+                return True
+        return False
 
     def resolved_price(self) -> ModelPrice | None:
         if self.price is not None:

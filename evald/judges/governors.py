@@ -1,6 +1,7 @@
-"""The limiter's parts: a token bucket, a circuit breaker and a daily (UTC) USD budget with reservations.
+"""The limiter's parts: a token bucket, a circuit breaker and hard budgets (USD and tokens per UTC hour and
+day) with reservations.
 
-Each takes a ``clock`` (seconds, monotonic for rates, wall time for the budget day) so tests can drive time.
+Each takes a ``clock`` (seconds, monotonic for rates, wall time for the budget windows) so tests can drive time.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from dataclasses import dataclass
 
 from evald.judges.telemetry import CIRCUIT_CLOSED, CIRCUIT_HALF_OPEN, CIRCUIT_OPEN
 
@@ -86,38 +87,101 @@ class CircuitBreaker:
         return self.state == CIRCUIT_OPEN
 
 
-class DailyBudget:
-    """USD per UTC day. A call first reserves its worst-case cost; it is refused when spent + reserved + that
-    cost would pass the limit; afterwards the reservation is replaced by the billed cost."""
+WINDOW_SECONDS: dict[str, int] = {"hour": 3600, "day": 86400}
+_ADJECTIVE = {"hour": "hourly", "day": "daily"}
 
-    def __init__(self, limit_usd: float, clock: Clock = time.time) -> None:
-        self.limit = limit_usd
+
+class WindowBudget:
+    """One hard limit (``unit`` usd or tokens) over one UTC window (``hour`` or ``day``: the epoch is a UTC
+    midnight, so ``clock() // 3600`` and ``// 86400`` are UTC hours and days). Amounts are reserved before a
+    call and settled with the billed amount after it, in the window the call was admitted in: a reservation
+    that outlives its window is billed to that window (already closed), never to the next one."""
+
+    def __init__(self, unit: str, window: str, limit: float, clock: Clock = time.time) -> None:
+        self.unit, self.window, self.limit = unit, window, limit
+        self._seconds = WINDOW_SECONDS[window]
         self._clock = clock
-        self._day = self._today()
-        self.spent = 0.0
-        self.reserved = 0.0
+        self._period = -1
+        self._spent = 0.0
+        self._reserved = 0.0
 
-    def _today(self) -> str:
-        return datetime.fromtimestamp(self._clock(), UTC).date().isoformat()
+    def period(self) -> int:
+        """The current window's number; a new window starts with nothing spent or reserved."""
+        period = int(self._clock() // self._seconds)
+        if period != self._period:
+            self._period, self._spent, self._reserved = period, 0.0, 0.0
+        return period
 
-    def _roll(self) -> None:
-        today = self._today()
-        if today != self._day:
-            self._day, self.spent = today, 0.0
+    def fits(self, amount: float) -> bool:
+        self.period()
+        return self._spent + self._reserved + amount <= self.limit * (1 + 1e-12)
 
-    def try_reserve(self, amount: float) -> bool:
-        self._roll()
-        if self.spent + self.reserved + amount > self.limit + 1e-12:
-            return False
-        self.reserved += amount
-        return True
+    def reserve(self, amount: float) -> int:
+        period = self.period()
+        self._reserved += amount
+        return period
 
-    def settle(self, reserved: float, billed: float) -> None:
-        self._roll()
-        self.reserved = max(0.0, self.reserved - reserved)
-        self.spent += billed
+    def settle(self, period: int, reserved: float, billed: float) -> None:
+        if self.period() == period:
+            self._reserved = max(0.0, self._reserved - reserved)
+            self._spent += billed
+
+    @property
+    def spent(self) -> float:
+        self.period()
+        return self._spent
+
+    @property
+    def reserved(self) -> float:
+        self.period()
+        return self._reserved
 
     @property
     def remaining(self) -> float:
-        self._roll()
-        return max(0.0, self.limit - self.spent)
+        return self.left()
+
+    def left(self) -> float:
+        """The limit minus what was billed in the current window; reads without rolling the window (safe from
+        a scrape on another thread)."""
+        current = int(self._clock() // self._seconds) == self._period
+        return max(0.0, self.limit - self._spent) if current else self.limit
+
+    def describe(self) -> str:
+        limit = f"${self.limit:g}" if self.unit == "usd" else f"{self.limit:g} tokens"
+        return f"{_ADJECTIVE[self.window]} budget {limit} (UTC {self.window})"
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    usd: float
+    tokens: float
+    periods: tuple[int, ...]
+
+
+class BudgetExhausted(Exception):
+    def __init__(self, window: WindowBudget) -> None:
+        super().__init__(f"{window.describe()} would be exceeded; call not made")
+        self.window = window
+
+
+class Budget:
+    """All the windows of one judge (USD and tokens, per hour and per day). ``reserve`` is all-or-nothing: a
+    call is admitted only when its worst case fits every window, so no window can ever be exceeded by the
+    billed amounts (as long as the provider bills no more than the worst case)."""
+
+    def __init__(self, windows: list[WindowBudget]) -> None:
+        self.windows = windows
+
+    def reserve(self, usd: float, tokens: float) -> Reservation:
+        for window in self.windows:
+            if not window.fits(usd if window.unit == "usd" else tokens):
+                raise BudgetExhausted(window)
+        periods = tuple(w.reserve(usd if w.unit == "usd" else tokens) for w in self.windows)
+        return Reservation(usd, tokens, periods)
+
+    def settle(self, reservation: Reservation, usd: float, tokens: float) -> None:
+        for window, period in zip(self.windows, reservation.periods, strict=True):
+            if window.unit == "usd":
+                window.settle(period, reservation.usd, usd)
+            else:
+                window.settle(period, reservation.tokens, tokens)

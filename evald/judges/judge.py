@@ -1,12 +1,20 @@
-"""A named judge: redact, build the delimited prompt, call the provider through the limiter, parse the verdict."""
+"""A named judge: the one call path of every judged metric.
+
+Order: ``never_send`` (a case of a listed service is not sent at all: counted ``never_send``, the metric is
+skipped with that reason) -> redaction -> verdict cache (``cache``; identical requests share one call) -> the
+delimited prompt -> the provider, asked for the verdict's JSON schema (native structured output), through the
+limiter -> strict parsing of the verdict.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Awaitable, Sequence
 
+from evald.judges.cache import VerdictCache, cache_key
 from evald.judges.config import JudgeConfig
-from evald.judges.limiter import JudgeLimiter
-from evald.judges.prompting import Verdict, VerdictField, build_prompt, parse_verdict
+from evald.judges.limiter import JudgeLimiter, JudgeSkipped
+from evald.judges.prompting import Verdict, VerdictField, build_prompt, parse_verdict, verdict_schema
 from evald.judges.providers import JudgeProvider, make_provider
 from evald.judges.redaction import Redactor
 from evald.judges.telemetry import JudgeTelemetry
@@ -16,20 +24,48 @@ class Judge:
     def __init__(
         self, name: str, config: JudgeConfig, telemetry: JudgeTelemetry, *,
         provider: JudgeProvider | None = None, limiter: JudgeLimiter | None = None,
+        cache: VerdictCache[Verdict] | None = None,
     ) -> None:
         self.name = name
         self.config = config
+        self._tm = telemetry
         self.provider = provider if provider is not None else make_provider(config)
         self.limiter = limiter if limiter is not None else JudgeLimiter(name, config, telemetry)
         self.redactor = Redactor(config.redaction)
+        self.cache = cache if cache is not None else VerdictCache(config.cache) if config.cache.enabled else None
+        self._never_send = frozenset(config.never_send.service_names)
 
-    async def evaluate(self, task: str, data: Sequence[tuple[str, str]], fields: Sequence[VerdictField]) -> Verdict:
-        """Judge ``data`` ((label, untrusted text) pairs) for ``task``; raises ``JudgeError`` without a verdict."""
+    async def evaluate(
+        self, task: str, data: Sequence[tuple[str, str]], fields: Sequence[VerdictField], *,
+        metric: str = "", service: str | None = None,
+    ) -> Verdict:
+        """Judge ``data`` ((label, untrusted text) pairs) for ``task``. ``metric`` (``kind@version``) keys the
+        cache; ``service`` is the case's ``service.name``. Raises ``JudgeSkipped`` when the call is deliberately
+        not made, ``JudgeError`` when it gave no verdict."""
+        if service is not None and service in self._never_send:
+            self._tm.requests.labels(self.name, "never_send").inc()
+            raise JudgeSkipped(self.name, "never_send", f"service {service!r} is in never_send; nothing sent")
         session = self.redactor.session()
-        prompt = build_prompt(task, [(label, session.redact(text)) for label, text in data], fields)
+        redacted = [(label, session.redact(text)) for label, text in data]
+        if self.cache is None:
+            return await self._call(task, redacted, fields)
+        template = json.dumps([task, [[f.name, f.minimum, f.maximum, f.meaning] for f in fields]])
+        key = cache_key(metric, self.config.model, template, redacted)
 
+        def miss() -> Awaitable[Verdict]:
+            self._tm.cache_requests.labels(self.name, "miss").inc()
+            return self._call(task, redacted, fields)
+
+        verdict, hit = await self.cache.get_or_call(key, miss)
+        if hit:
+            self._tm.cache_requests.labels(self.name, "hit").inc()
+        return verdict
+
+    async def _call(self, task: str, data: Sequence[tuple[str, str]], fields: Sequence[VerdictField]) -> Verdict:
+        prompt = build_prompt(task, data, fields)
+        schema = verdict_schema(fields)
         return await self.limiter.call(
-            prompt.text, lambda: self.provider.complete(prompt.system, prompt.user),
+            prompt.text, lambda: self.provider.complete(prompt.system, prompt.user, schema),
             lambda text: parse_verdict(text, fields),
         )
 

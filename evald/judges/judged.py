@@ -10,6 +10,7 @@ from evald.case import EvalCase
 from evald.config.base import ComponentConfig
 from evald.judges.prompting import Verdict, VerdictField
 from evald.judges.registry import get_judge
+from evald.metrics.base import BaseMetric
 from evald.metrics.safety.detectors import as_text
 
 
@@ -29,9 +30,15 @@ def case_data(eval_case: EvalCase, fields: Iterable[str]) -> list[tuple[str, str
 
 
 async def ask_judge(
-    judge_name: str, task: str, data: Sequence[tuple[str, str]], fields: Sequence[VerdictField]
+    metric: BaseMetric, eval_case: EvalCase, judge_name: str, task: str, data: Sequence[tuple[str, str]],
+    fields: Sequence[VerdictField],
 ) -> Verdict:
-    return await get_judge(judge_name).evaluate(task, data, fields)
+    """The one way a judged metric asks its judge: keyed for the cache by the metric's kind and version, and by
+    the case's service for ``never_send``. Raises ``JudgeSkipped`` (a ``MetricSkipped``: budget_exhausted,
+    circuit_open, never_send) or ``JudgeError`` (an error outcome)."""
+    return await get_judge(judge_name).evaluate(
+        task, data, fields, metric=f"{metric.kind}@{metric.version}", service=eval_case.service_name
+    )
 
 
 def band_value(score: int, lowest: int, highest: int) -> float:

@@ -1,12 +1,15 @@
 """The one limiter every judge call goes through (architecture guide rules 9 and 10).
 
-Order for one call: daily budget (the call's worst-case cost is reserved; if it could pass the limit the call is
-not made, counted ``budget_exhausted``) -> circuit breaker (open: fail fast, counted ``circuit_open``) ->
+Order for one call: budget (the call's worst-case cost and tokens are reserved in every configured window,
+USD/tokens per UTC hour/day; if one could be passed the call is not made, counted ``budget_exhausted``) ->
+circuit breaker (open: fail fast, counted ``circuit_open``) ->
 concurrency semaphore -> per attempt: requests- and tokens-per-minute buckets, then the provider call under an
 ``asyncio.timeout``; the answer is parsed (unparseable: counted ``malformed``, never retried).
 Retryable failures (429, 5xx, timeout, lost connection) are retried up to ``max_retries``
 times with full-jitter exponential backoff, waiting at least the server's ``Retry-After`` (a longer wait than
-``max_retry_after`` ends the call). Every attempt is counted by outcome; the billed cost settles the budget.
+``max_retry_after`` ends the call). Every attempt is counted by outcome; the billed usage settles the budget.
+Refusals (``budget_exhausted``, ``circuit_open``) raise ``JudgeSkipped`` (the metric is skipped with that reason,
+never an error and never a 0); failures after sending raise ``JudgeError`` (an error outcome).
 """
 
 from __future__ import annotations
@@ -16,13 +19,13 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 from evald.judges.config import JudgeConfig
-from evald.judges.governors import CircuitBreaker, Clock, DailyBudget, TokenBucket
+from evald.judges.governors import Budget, BudgetExhausted, CircuitBreaker, Clock, TokenBucket, WindowBudget
 from evald.judges.providers import Completion, ProviderError
 from evald.judges.telemetry import CIRCUIT_HALF_OPEN, JudgeTelemetry
-from evald.metrics.remote import MetricUnavailable, short_detail
+from evald.metrics.remote import MetricSkipped, MetricUnavailable, short_detail
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -38,6 +41,26 @@ class JudgeError(MetricUnavailable):
     def __init__(self, judge: str, outcome: str, detail: str) -> None:
         super().__init__(f"judge {judge!r}: {outcome}: {detail}")
         self.outcome = outcome
+
+
+class JudgeSkipped(MetricSkipped):
+    """A judge call deliberately not made (``budget_exhausted``, ``circuit_open``, ``never_send``): a counted skip."""
+
+    def __init__(self, judge: str, outcome: str, detail: str) -> None:
+        super().__init__(outcome, f"judge {judge!r}: {detail}")
+        self.outcome = outcome
+
+
+def build_budget(config: JudgeConfig, wall_clock: Clock) -> Budget | None:
+    """The judge's budget windows (None when it has no limit at all)."""
+    limits = config.budget
+    windows = [
+        WindowBudget(unit, window, limit, wall_clock)
+        for unit, spec in (("usd", limits.max_cost_usd), ("tokens", limits.max_tokens))
+        for window, limit in (("hour", spec.hour), ("day", spec.day))
+        if limit is not None
+    ]
+    return Budget(windows) if windows else None
 
 
 def worst_case_tokens(prompt: str) -> int:
@@ -59,8 +82,11 @@ class JudgeLimiter:
         self._tpm = TokenBucket(config.tokens_per_minute, clock) if config.tokens_per_minute else None
         breaker = config.circuit_breaker
         self.breaker = CircuitBreaker(breaker.failures, breaker.reset_after, clock)
-        self.budget = DailyBudget(config.daily_budget_usd, wall_clock) if config.daily_budget_usd else None
+        self.budget = build_budget(config, wall_clock)
         self._price = config.resolved_price()
+        for window in self.budget.windows if self.budget else ():
+            gauge = telemetry.budget_remaining if window.unit == "usd" else telemetry.budget_remaining_tokens
+            gauge.labels(name, window.window).set_function(window.left)  # current at every scrape
         self._update_gauges()
 
     def cost_usd(self, input_tokens: int, output_tokens: int) -> float:
@@ -74,19 +100,24 @@ class JudgeLimiter:
     async def call(self, prompt: str, send: Callable[[], Awaitable[Completion]], parse: Callable[[str], T]) -> T:
         """Run ``send`` (one provider request for ``prompt``, the whole text sent) under every limit, then
         ``parse`` its text; a ``ValueError`` from ``parse`` is a counted ``malformed`` outcome (not retried)."""
-        reserved = self.worst_case_cost(prompt) if self.budget else 0.0
-        if self.budget and not self.budget.try_reserve(reserved):
-            self._refuse("budget_exhausted", f"daily budget ${self.budget.limit:g} would be exceeded; call not made")
+        worst_tokens = worst_case_tokens(prompt) + self.config.max_output_tokens
+        reservation = None
+        if self.budget:
+            try:
+                reservation = self.budget.reserve(self.worst_case_cost(prompt), worst_tokens)
+            except BudgetExhausted as refused:
+                self._refuse("budget_exhausted", str(refused))
         if not self.breaker.allow():
-            if self.budget:
-                self.budget.settle(reserved, 0.0)
+            if self.budget is not None and reservation is not None:
+                self.budget.settle(reservation, 0.0, 0)
             self._refuse("circuit_open", "circuit open after repeated failures; calls fail fast")
         is_trial = self.breaker.state == CIRCUIT_HALF_OPEN
-        billed = 0.0
+        billed, billed_tokens = 0.0, 0
         try:
             async with self._semaphore:
-                completion = await self._attempts(send, worst_case_tokens(prompt) + self.config.max_output_tokens)
+                completion = await self._attempts(send, worst_tokens)
             billed = self.cost_usd(completion.input_tokens, completion.output_tokens)
+            billed_tokens = completion.input_tokens + completion.output_tokens
             self._tm.tokens.labels(self.name, "input").inc(completion.input_tokens)
             self._tm.tokens.labels(self.name, "output").inc(completion.output_tokens)
             self._tm.cost.labels(self.name).inc(billed)
@@ -101,8 +132,8 @@ class JudgeLimiter:
         finally:
             if is_trial:
                 self.breaker.abandon_trial()  # a trial cancelled before it succeeded or failed frees its slot
-            if self.budget:
-                self.budget.settle(reserved, billed)
+            if self.budget is not None and reservation is not None:
+                self.budget.settle(reservation, billed, billed_tokens)
             self._update_gauges()
 
     async def _attempts(self, send: Callable[[], Awaitable[Completion]], estimated_tokens: int) -> Completion:
@@ -147,12 +178,10 @@ class JudgeLimiter:
             return max(backoff, error.retry_after)
         return backoff
 
-    def _refuse(self, outcome: str, detail: str) -> None:
+    def _refuse(self, outcome: str, detail: str) -> NoReturn:
         self._tm.requests.labels(self.name, outcome).inc()
         self._update_gauges()
-        raise JudgeError(self.name, outcome, detail)
+        raise JudgeSkipped(self.name, outcome, detail)
 
     def _update_gauges(self) -> None:
         self._tm.circuit_state.labels(self.name).set(self.breaker.state)
-        if self.budget:
-            self._tm.budget_remaining.labels(self.name).set(self.budget.remaining)

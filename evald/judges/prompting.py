@@ -5,7 +5,8 @@ random per prompt, so the text cannot close its own block; the system prompt say
 and any instruction in it must be ignored. The verdict must be one JSON object, nothing around it (a single
 ```json fence is tolerated), whose keys are exactly ``reasoning`` first, then the metric's integer fields in
 order, each within its range, no key twice. Anything else is a ``ValueError`` (the limiter counts ``malformed``):
-prose such as "score 1.0" from a hijacked judge can never become a score.
+prose such as "score 1.0" from a hijacked judge can never become a score. ``verdict_schema`` is the same shape as
+a JSON schema, for providers' native structured output.
 """
 
 from __future__ import annotations
@@ -101,3 +102,14 @@ def parse_verdict(text: str, fields: Sequence[VerdictField]) -> Verdict:
             raise ValueError(f"verdict {field.name}={value} is outside its range")
         values[field.name] = value
     return Verdict(reasoning=reasoning.strip(), values=values)
+
+
+def verdict_schema(fields: Sequence[VerdictField]) -> dict[str, Any]:
+    """The verdict as a JSON schema for provider-native structured output: ``reasoning`` first, then the integer
+    fields, all required, nothing else. Ranges are only described (numeric constraints are outside the subset
+    every strict provider accepts); ``parse_verdict`` still checks them."""
+    properties: dict[str, Any] = {"reasoning": {"type": "string", "description": "your step-by-step reasoning"}}
+    for f in fields:
+        bounds = f"{f.minimum} to {f.maximum}" if f.maximum is not None else f"at least {f.minimum}"
+        properties[f.name] = {"type": "integer", "description": f"{f.meaning} ({bounds})"}
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}

@@ -1,7 +1,11 @@
 """The two judge providers on their official SDKs, with the SDKs' own retries off (the limiter owns retries).
 
-``openai``: ``AsyncOpenAI`` chat completions with ``response_format={"type": "json_object"}``; ``base_url`` makes
-it work with any OpenAI-compatible server (vLLM, Ollama, gateways). ``anthropic``: ``AsyncAnthropic`` messages.
+Structured output is provider-native when the verdict's JSON schema is given. ``openai``: ``AsyncOpenAI`` chat
+completions with ``response_format`` ``json_schema`` (strict); a server that refuses it with HTTP 400 gets
+``json_object`` instead, then and for the provider's lifetime (remembered, one extra request once); ``base_url``
+makes it work with any OpenAI-compatible server (vLLM, Ollama, gateways). ``anthropic``: ``AsyncAnthropic``
+messages with a forced tool (``verdict``, the schema as its ``input_schema``); the ``tool_use`` block's input
+is the verdict, re-serialised as JSON in the order received (a plain text JSON answer is accepted too).
 Both raise ``ProviderError`` with an outcome (``rate_limited``, ``server_error``, ``client_error``, ``timeout``,
 ``connection_error``, ``malformed``) and the server's ``Retry-After``; messages never carry the API key.
 """
@@ -9,6 +13,7 @@ Both raise ``ProviderError`` with an outcome (``rate_limited``, ``server_error``
 from __future__ import annotations
 
 import email.utils
+import json
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -27,6 +32,10 @@ class Completion:
     output_tokens: int
 
 
+class _SchemaRefused(Exception):
+    """The server answered 400 to a ``json_schema`` response format (it does not support it)."""
+
+
 class ProviderError(RuntimeError):
     def __init__(self, outcome: str, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
@@ -39,7 +48,7 @@ class ProviderError(RuntimeError):
 
 
 class JudgeProvider(Protocol):
-    async def complete(self, system: str, user: str) -> Completion: ...
+    async def complete(self, system: str, user: str, schema: dict[str, Any] | None = None) -> Completion: ...
 
     async def aclose(self) -> None: ...
 
@@ -75,20 +84,35 @@ class OpenAIProvider:
 
         self._openai = openai
         self._config = config
+        self.json_schema_supported = True
         self._client = openai.AsyncOpenAI(
             api_key=config.api_key.get_secret_value() if config.api_key else None,
             base_url=config.base_url, timeout=config.timeout, max_retries=0,
         )
 
-    async def complete(self, system: str, user: str) -> Completion:
+    async def complete(self, system: str, user: str, schema: dict[str, Any] | None = None) -> Completion:
+        if schema is not None and self.json_schema_supported:
+            try:
+                return await self._create(system, user, {
+                    "type": "json_schema", "json_schema": {"name": "verdict", "strict": True, "schema": schema},
+                })
+            except _SchemaRefused:
+                self.json_schema_supported = False
+        return await self._create(system, user, {"type": "json_object"})
+
+    async def _create(self, system: str, user: str, response_format: Any) -> Completion:
         cfg, errors = self._config, self._openai
         try:
             response = await self._client.chat.completions.create(
                 model=cfg.model, max_tokens=cfg.max_output_tokens,
                 temperature=cfg.temperature if cfg.temperature is not None else errors.NOT_GIVEN,
                 messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-                response_format={"type": "json_object"},
+                response_format=response_format,
             )
+        except errors.BadRequestError:
+            if response_format["type"] == "json_schema":
+                raise _SchemaRefused from None
+            raise ProviderError("client_error", "HTTP 400") from None
         except errors.APIStatusError as err:
             raise _status_error(err.status_code, err.response.headers) from None
         except errors.APITimeoutError:
@@ -119,12 +143,17 @@ class AnthropicProvider:
             base_url=config.base_url, timeout=config.timeout, max_retries=0,
         )
 
-    async def complete(self, system: str, user: str) -> Completion:
+    async def complete(self, system: str, user: str, schema: dict[str, Any] | None = None) -> Completion:
         cfg, errors = self._config, self._anthropic
+        tools: Any = errors.NOT_GIVEN
+        tool_choice: Any = errors.NOT_GIVEN
+        if schema is not None:
+            tools = [{"name": "verdict", "description": "Record your verdict.", "input_schema": schema}]
+            tool_choice = {"type": "tool", "name": "verdict"}
         try:
             response = await self._client.messages.create(
                 model=cfg.model, max_tokens=cfg.max_output_tokens, system=system,
-                messages=[{"role": "user", "content": user}],
+                messages=[{"role": "user", "content": user}], tools=tools, tool_choice=tool_choice,
                 # this SDK no longer types `temperature`; the Messages API still takes it
                 extra_body={"temperature": cfg.temperature} if cfg.temperature is not None else None,
             )
@@ -137,7 +166,11 @@ class AnthropicProvider:
         except (errors.APIResponseValidationError, ValueError) as err:
             raise ProviderError("malformed", f"unreadable response: {type(err).__name__}") from None
         blocks: list[Any] = list(getattr(response, "content", None) or [])
-        text = "".join(b.text for b in blocks if getattr(b, "type", None) == "text")
+        tool_inputs = [b.input for b in blocks if getattr(b, "type", None) == "tool_use" and b.name == "verdict"]
+        if tool_inputs:
+            text = json.dumps(tool_inputs[0], ensure_ascii=False)
+        else:
+            text = "".join(b.text for b in blocks if getattr(b, "type", None) == "text")
         usage = getattr(response, "usage", None)
         if usage is None:
             raise ProviderError("malformed", "response without usage")

@@ -17,7 +17,7 @@ class JudgeTelemetry:
         self.requests = Counter(
             "evald_judge_requests",
             "Judge calls by outcome: one per attempt sent (ok, rate_limited, server_error, timeout, ...) and one "
-            "per call refused before sending (budget_exhausted, circuit_open).",
+            "per call refused before sending (budget_exhausted, circuit_open, never_send).",
             ["judge", "outcome"], registry=r,
         )
         self.duration = Histogram(
@@ -29,8 +29,16 @@ class JudgeTelemetry:
         )
         self.cost = Counter("evald_judge_cost_usd", "Judge spend in USD (price table x usage).", ["judge"], registry=r)
         self.budget_remaining = Gauge(
-            "evald_judge_budget_remaining_usd", "What is left of the judge's daily budget (UTC day).", ["judge"],
-            registry=r,
+            "evald_judge_budget_remaining_usd", "USD left of the judge's budget in the current UTC hour or day.",
+            ["judge", "window"], registry=r,
+        )
+        self.budget_remaining_tokens = Gauge(
+            "evald_judge_budget_remaining_tokens", "Tokens left of the judge's budget in the current UTC hour or day.",
+            ["judge", "window"], registry=r,
+        )
+        self.cache_requests = Counter(
+            "evald_judge_cache_requests", "Verdict cache lookups: hit (no call made, incl. sharing a call in "
+            "flight) or miss.", ["judge", "result"], registry=r,
         )
         self.circuit_state = Gauge(
             "evald_judge_circuit_state", "Circuit breaker: 0 closed, 1 open, 2 half-open.", ["judge"], registry=r

@@ -2,6 +2,9 @@
 
 Each request takes the next ``Reply`` from ``script`` (then ``default``): a verdict text with usage, an HTTP
 status (with ``Retry-After``), a hang, a delay, or a body that is not JSON. ``received`` keeps every request body.
+Structured output: an Anthropic request that forces a tool gets the verdict as that tool's ``tool_use`` input
+(unless the reply is ``plain_text`` or not a JSON object); with ``reject_json_schema`` an OpenAI request whose
+``response_format`` is ``json_schema`` is answered 400, as by a server without structured output.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ class Reply:
     delay: float = 0.0
     hang: bool = False
     broken_body: bool = False
+    plain_text: bool = False
 
 
 @dataclass
@@ -42,6 +46,7 @@ class FakeLLM:
     server: LocalServer | None = None
     in_flight: int = 0
     peak_in_flight: int = 0
+    reject_json_schema: bool = False
 
     def then(self, *replies: Reply) -> FakeLLM:
         self.script.extend(replies)
@@ -66,6 +71,8 @@ class FakeLLM:
             self.in_flight -= 1
 
     async def _reply(self, request: web.Request) -> web.StreamResponse:
+        if self.reject_json_schema and await _asks_json_schema(request):
+            return web.json_response({"error": {"message": "json_schema is not supported", "type": "x"}}, status=400)
         reply = self.script.popleft() if self.script else self.default
         if reply.hang:
             await asyncio.sleep(3600)
@@ -79,9 +86,10 @@ class FakeLLM:
             return web.Response(text="{not json", content_type="application/json")
         body = await request.json()
         if request.path.endswith("/messages"):
+            content, stop = _anthropic_content(body, reply)
             return web.json_response({
                 "id": "msg_1", "type": "message", "role": "assistant", "model": body["model"],
-                "content": [{"type": "text", "text": reply.text}], "stop_reason": "end_turn", "stop_sequence": None,
+                "content": content, "stop_reason": stop, "stop_sequence": None,
                 "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
             })
         return web.json_response({
@@ -93,6 +101,24 @@ class FakeLLM:
         })
 
 
+async def _asks_json_schema(request: web.Request) -> bool:
+    if not request.path.endswith("/chat/completions"):
+        return False
+    return bool(((await request.json()).get("response_format") or {}).get("type") == "json_schema")
+
+
+def _anthropic_content(body: dict[str, Any], reply: Reply) -> tuple[list[dict[str, Any]], str]:
+    forced = (body.get("tool_choice") or {}).get("name")
+    if forced and not reply.plain_text:
+        try:
+            verdict = json.loads(reply.text)
+        except ValueError:
+            verdict = None
+        if isinstance(verdict, dict):
+            return [{"type": "tool_use", "id": "toolu_1", "name": forced, "input": verdict}], "tool_use"
+    return [{"type": "text", "text": reply.text}], "end_turn"
+
+
 @asynccontextmanager
 async def fake_llm() -> AsyncIterator[FakeLLM]:
     llm = FakeLLM()
@@ -102,11 +128,13 @@ async def fake_llm() -> AsyncIterator[FakeLLM]:
 
 
 def judge_config(llm: FakeLLM, provider: str = "openai", **overrides: Any) -> JudgeConfig:
+    """A judge on ``llm``; the verdict cache is off unless ``cache=`` says otherwise (tests that script a
+    different reply for the same case must reach the server every time)."""
     base_url = f"{llm.base_url}/v1" if provider == "openai" else llm.base_url
     settings: dict[str, Any] = {
         "provider": provider, "model": "gpt-4o-mini" if provider == "openai" else "claude-haiku-4-5",
         "api_key": "sk-test-not-a-real-key", "base_url": base_url, "timeout": 2, "max_retries": 2,
-        "retry_initial_interval": 0.01, **overrides,
+        "retry_initial_interval": 0.01, "cache": {"enabled": False}, **overrides,
     }
     return JudgeConfig.model_validate(settings)
 

@@ -51,6 +51,10 @@ def test_durations_and_limits_parse() -> None:
 def test_a_budget_needs_a_price() -> None:
     with pytest.raises(ValidationError, match="no price"):
         JudgeConfig.model_validate({**JUDGE, "model": "my-local-llama", "daily_budget_usd": 5})
+    with pytest.raises(ValidationError, match="no price"):
+        JudgeConfig.model_validate({**JUDGE, "model": "my-local-llama", "budget": {"max_cost_usd": {"hour": 1}}})
+    tokens_only = {**JUDGE, "model": "my-local-llama", "budget": {"max_tokens": {"day": 10_000}}}
+    assert JudgeConfig.model_validate(tokens_only).budget.max_tokens.day == 10_000  # tokens need no price
     priced = {**JUDGE, "model": "my-local-llama", "daily_budget_usd": 5, "price": {"input": 0.1, "output": 0.2}}
     assert JudgeConfig.model_validate(priced).resolved_price() is not None
 
@@ -63,12 +67,55 @@ async def test_the_service_seam_installs_gets_and_closes_judges() -> None:
     from evald.judges.telemetry import judge_telemetry
 
     registry = CollectorRegistry()
-    config = JudgeConfig.model_validate({**JUDGE, "base_url": "http://127.0.0.1:9/v1", "daily_budget_usd": 5})
+    config = JudgeConfig.model_validate({
+        **JUDGE, "base_url": "http://127.0.0.1:9/v1", "daily_budget_usd": 5,
+        "budget": {"max_cost_usd": {"hour": 0.5}, "max_tokens": {"hour": 1000, "day": 20000}},
+    })
     judges = install_judges({"fast": config}, registry)
     assert get_judge("fast") is judges["fast"]
     assert judge_telemetry(registry) is judge_telemetry(registry)  # one set of instruments per registry
-    assert registry.get_sample_value("evald_judge_budget_remaining_usd", {"judge": "fast"}) == 5.0
+    remaining = registry.get_sample_value
+    assert remaining("evald_judge_budget_remaining_usd", {"judge": "fast", "window": "day"}) == 5.0
+    assert remaining("evald_judge_budget_remaining_usd", {"judge": "fast", "window": "hour"}) == 0.5
+    assert remaining("evald_judge_budget_remaining_tokens", {"judge": "fast", "window": "hour"}) == 1000
+    assert remaining("evald_judge_budget_remaining_tokens", {"judge": "fast", "window": "day"}) == 20000
     assert registry.get_sample_value("evald_judge_circuit_state", {"judge": "fast"}) == 0.0
     await close_judges()
     with pytest.raises(JudgeError, match="not_configured"):
         get_judge("fast")
+
+
+def test_daily_budget_usd_is_a_deprecated_alias_of_budget_max_cost_usd_day() -> None:
+    config = JudgeConfig.model_validate({**JUDGE, "daily_budget_usd": 5, "budget": {"max_cost_usd": {"hour": 1}}})
+    assert config.budget.max_cost_usd.day == 5.0 and config.budget.max_cost_usd.hour == 1.0
+    assert "Deprecated" in (JudgeConfig.model_fields["daily_budget_usd"].description or "")
+    with pytest.raises(ValidationError, match="not both"):
+        JudgeConfig.model_validate({**JUDGE, "daily_budget_usd": 5, "budget": {"max_cost_usd": {"day": 6}}})
+
+
+@pytest.mark.parametrize(
+    ("base_url", "allowed"),
+    [(None, ["https://api.openai.com/v1"]), ("http://vllm.internal:8000/v1", ["vllm.internal"]),
+     ("http://vllm.internal:8000/v1", ["http://vllm.internal:8000", "api.openai.com"])],
+)
+def test_an_endpoint_in_allowed_base_urls_is_accepted(base_url: str | None, allowed: list[str]) -> None:
+    config = JudgeConfig.model_validate({**JUDGE, "base_url": base_url, "allowed_base_urls": allowed})
+    assert config.endpoint_allowed()
+
+
+@pytest.mark.parametrize(
+    ("base_url", "allowed"),
+    [("https://gateway.example.com/v1", ["api.openai.com"]),  # another host
+     (None, ["vllm.internal"]),  # no base_url: the provider's public API, not in the list
+     ("http://vllm.internal:9000/v1", ["http://vllm.internal:8000"])],  # the right host on another port
+)
+def test_an_endpoint_outside_allowed_base_urls_is_a_config_error(base_url: str | None, allowed: list[str]) -> None:
+    with pytest.raises(ValidationError, match="not in allowed_base_urls"):
+        JudgeConfig.model_validate({**JUDGE, "base_url": base_url, "allowed_base_urls": allowed})
+
+
+def test_an_endpoint_outside_the_allowlist_fails_the_root_config() -> None:
+    judge = {**JUDGE, "base_url": "https://user:pw@elsewhere.example/v1?k=1", "allowed_base_urls": ["api.openai.com"]}
+    with pytest.raises(ValidationError, match="not in allowed_base_urls") as caught:
+        root([{"kind": "faithfulness"}], {"default": judge})
+    assert "pw" not in str(caught.value).split("input_value")[0]  # the endpoint is shown without its user info

@@ -1,4 +1,4 @@
-"""The limiter's parts on a driven clock: token bucket, circuit breaker, daily budget."""
+"""The limiter's parts on a driven clock: token bucket, circuit breaker, budget windows (hour/day, USD/tokens)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from evald.judges.governors import CircuitBreaker, DailyBudget, TokenBucket
+from evald.judges.governors import Budget, BudgetExhausted, CircuitBreaker, TokenBucket, WindowBudget
 from evald.judges.telemetry import CIRCUIT_CLOSED, CIRCUIT_HALF_OPEN, CIRCUIT_OPEN
 
 
@@ -50,16 +50,49 @@ def test_a_success_resets_the_consecutive_failure_count() -> None:
 
 def test_the_budget_reserves_refuses_settles_and_resets_at_utc_midnight() -> None:
     clock = Clock(datetime(2026, 11, 23, 23, 59, tzinfo=UTC).timestamp())
-    budget = DailyBudget(1.0, clock)
-    assert budget.try_reserve(0.6)
-    assert not budget.try_reserve(0.5)  # 0.6 reserved + 0.5 > 1.0: refused while the first is in flight
-    budget.settle(0.6, 0.25)  # billed less than the worst case
-    assert budget.spent == 0.25 and budget.reserved == 0.0 and budget.remaining == 0.75
-    assert budget.try_reserve(0.75)  # 0.25 + 0.75 = 1.0: exactly the limit is allowed
-    budget.settle(0.75, 0.75)
-    assert not budget.try_reserve(0.01)
+    day = WindowBudget("usd", "day", 1.0, clock)
+    budget = Budget([day])
+    first = budget.reserve(0.6, 0)
+    with pytest.raises(BudgetExhausted, match="daily budget \\$1"):
+        budget.reserve(0.5, 0)  # 0.6 reserved + 0.5 > 1.0: refused while the first is in flight
+    budget.settle(first, 0.25, 0)  # billed less than the worst case
+    assert day.spent == 0.25 and day.reserved == 0.0 and day.remaining == 0.75
+    budget.settle(budget.reserve(0.75, 0), 0.75, 0)  # 0.25 + 0.75 = 1.0: exactly the limit is allowed
+    with pytest.raises(BudgetExhausted):
+        budget.reserve(0.01, 0)
     clock.now += 120  # 00:01 the next UTC day
-    assert budget.remaining == 1.0 and budget.try_reserve(0.01)
+    assert day.remaining == 1.0 and budget.reserve(0.01, 0).periods == (day.period(),)
+
+
+def test_an_hourly_window_rolls_at_the_utc_hour_while_the_daily_one_keeps_counting() -> None:
+    clock = Clock(datetime(2026, 11, 23, 10, 0, tzinfo=UTC).timestamp())
+    hour, day = WindowBudget("tokens", "hour", 1000, clock), WindowBudget("tokens", "day", 2500, clock)
+    budget = Budget([hour, day])
+    for _ in range(2):
+        budget.settle(budget.reserve(0.0, 500), 0.0, 500)
+    with pytest.raises(BudgetExhausted, match="hourly budget 1000 tokens") as caught:
+        budget.reserve(0.0, 1)
+    assert caught.value.window is hour and day.remaining == 1500
+    clock.now += 3600  # 11:00: a new hour, the same day
+    assert hour.remaining == 1000 and day.remaining == 1500
+    for _ in range(2):
+        budget.settle(budget.reserve(0.0, 500), 0.0, 500)
+    clock.now += 3600  # 12:00: the hour is free again, the day has 500 left
+    budget.settle(budget.reserve(0.0, 500), 0.0, 400)  # reserving exactly what is left is allowed
+    with pytest.raises(BudgetExhausted, match="daily budget 2500 tokens"):
+        budget.reserve(0.0, 200)  # 2400 + 200 > 2500, although the hour has 600 left
+    assert day.spent == 2400 and hour.spent == 400 and hour.remaining == 600
+
+
+def test_a_call_admitted_in_one_window_is_billed_to_it_not_to_the_next() -> None:
+    clock = Clock(datetime(2026, 11, 23, 10, 59, 59, tzinfo=UTC).timestamp())
+    hour = WindowBudget("usd", "hour", 1.0, clock)
+    budget = Budget([hour])
+    late = budget.reserve(0.9, 0)
+    clock.now += 2  # 11:00:01: the call admitted at 10:59:59 returns in the next hour
+    assert hour.reserved == 0.0 and hour.remaining == 1.0
+    budget.settle(late, 0.9, 0)
+    assert hour.spent == 0.0 and hour.remaining == 1.0  # hour 10's spend does not eat hour 11's budget
 
 
 async def test_the_token_bucket_waits_for_refill() -> None:

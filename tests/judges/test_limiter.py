@@ -11,7 +11,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from evald.judges.judge import Judge
-from evald.judges.limiter import JudgeError
+from evald.judges.limiter import JudgeError, JudgeSkipped
 from evald.judges.prompting import VerdictField, build_prompt
 from evald.judges.telemetry import JudgeTelemetry
 from tests.judges.fake_llm import FakeLLM, Reply, fake_llm, judge_config, make_judge
@@ -22,7 +22,7 @@ DATA = [("output", "Paris is the capital of France.")]
 
 
 def count(telemetry: JudgeTelemetry, outcome: str, judge: str = "default") -> float:
-    return telemetry.requests.labels(judge, outcome)._value.get()
+    return float(telemetry.requests.labels(judge, outcome)._value.get())
 
 
 @pytest.fixture
@@ -52,7 +52,7 @@ async def test_a_verdict_is_parsed_and_its_usage_billed(provider: str, telemetry
     assert telemetry.tokens.labels("default", "input")._value.get() == 100
     assert count(telemetry, "ok") == 1
     if provider == "openai":
-        assert llm.received[0]["response_format"] == {"type": "json_object"}
+        assert llm.received[0]["response_format"]["type"] == "json_schema"  # tests/judges/test_providers.py
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
@@ -139,15 +139,19 @@ async def test_the_daily_budget_holds_exactly_and_the_refused_call_is_not_sent(t
         )
         for _ in range(3):
             assert await ask(judge) == 5
-        with pytest.raises(JudgeError) as caught:
+        with pytest.raises(JudgeSkipped) as caught:
             await ask(judge)
         await judge.aclose()
         await probe.aclose()
         assert llm.server is not None and len(llm.server.requests) == 3
-    assert caught.value.outcome == "budget_exhausted"
+    assert caught.value.outcome == caught.value.reason == "budget_exhausted"
+    assert "daily budget" in str(caught.value)
     assert judge.limiter.budget is not None
-    assert judge.limiter.budget.spent == pytest.approx(0.33) and judge.limiter.budget.spent <= budget
-    assert telemetry.budget_remaining.labels("default")._value.get() == pytest.approx(budget - 0.33)
+    day = judge.limiter.budget.windows[0]
+    assert day.spent == pytest.approx(0.33) and day.spent <= budget
+    [remaining] = [sample.value for metric in telemetry.budget_remaining.collect() for sample in metric.samples
+                   if sample.labels == {"judge": "default", "window": "day"}]
+    assert remaining == pytest.approx(budget - 0.33)
     assert count(telemetry, "budget_exhausted") == 1 and count(telemetry, "ok") == 3
 
 
@@ -164,7 +168,7 @@ async def test_calls_in_flight_reserve_the_budget_so_concurrency_cannot_overspen
         await judge.aclose()
         await probe.aclose()
         assert llm.server is not None and len(llm.server.requests) == 2
-    refused = [r for r in results if isinstance(r, JudgeError)]
+    refused = [r for r in results if isinstance(r, JudgeSkipped)]
     assert len(refused) == 3 and all(r.outcome == "budget_exhausted" for r in refused)
 
 
@@ -177,7 +181,7 @@ async def test_the_circuit_opens_fails_fast_and_closes_after_a_good_trial(teleme
             with pytest.raises(JudgeError):
                 await ask(judge)
         started = time.monotonic()
-        with pytest.raises(JudgeError) as caught:
+        with pytest.raises(JudgeSkipped) as caught:
             await ask(judge)
         assert time.monotonic() - started < 0.05  # failed fast: no request, no wait
         assert caught.value.outcome == "circuit_open"

@@ -22,7 +22,7 @@ class TaskCompletionMetric(BandedJudgeMetric):
     ``{"score": n}`` from 1 (not attempted or failed) to 5 (fully completed); the value is ``(n - 1) / 4``
     (a 4 scores 0.75). Not applicable without an input, or with neither tool calls nor an output.
     ``Score.reason`` is the judge's reasoning; metadata has the raw ``judge_score`` and the ``judge`` name.
-    Option: ``judge``. A judge that gives no valid verdict (malformed, timeout, budget) is an error outcome,
+    Option: ``judge``. A judge that gives no valid verdict (malformed, timeout) is an error outcome,
     never a score.
     """
 

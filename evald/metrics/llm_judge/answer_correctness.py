@@ -21,7 +21,7 @@ class AnswerCorrectnessMetric(BandedJudgeMetric):
     contradicts the expected answer) to 5 (equivalent); the value is ``(n - 1) / 4`` (a 3 scores 0.5).
     Not applicable without an expected answer or without an output.
     ``Score.reason`` is the judge's reasoning; metadata has the raw ``judge_score`` and the ``judge`` name.
-    Option: ``judge``. A judge that gives no valid verdict (malformed, timeout, budget) is an error outcome,
+    Option: ``judge``. A judge that gives no valid verdict (malformed, timeout) is an error outcome,
     never a score.
     """
 

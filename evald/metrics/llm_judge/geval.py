@@ -47,7 +47,7 @@ class GEvalMetric(BaseMetric):
     so on 1..5 a 4 is 0.75. ``Score.reason`` is the judge's reasoning; metadata has the raw ``judge_score``.
     Options: ``criteria`` and/or ``evaluation_steps`` (one is required), ``score_min``, ``score_max``,
     ``fields``, ``judge``. Not applicable when the case has no output. A judge that gives no valid verdict
-    (timeout, budget exhausted, circuit open, malformed JSON) is an error outcome, never a score.
+    (timeout, malformed JSON) is an error outcome, never a score; a spent budget or an open circuit skips it.
     """
 
     kind: ClassVar[str] = "geval"
@@ -74,7 +74,7 @@ class GEvalMetric(BaseMetric):
         data = case_data(eval_case, opts.fields)
         if not any(label == "output" for label, _ in data):
             return None
-        verdict = await ask_judge(opts.judge, self.task, data, self.fields)
+        verdict = await ask_judge(self, eval_case, opts.judge, self.task, data, self.fields)
         judge_score = verdict.values["score"]
         value = band_value(judge_score, opts.score_min, opts.score_max)
         return self.score(value, verdict.reasoning, judge_score=judge_score, judge=opts.judge)

@@ -21,7 +21,7 @@ class SummarizationMetric(BandedJudgeMetric):
     (not a summary of the input) to 5 (accurate, complete and concise); the value is ``(n - 1) / 4`` (a 5 scores
     1.0). Not applicable without an input or without an output.
     ``Score.reason`` is the judge's reasoning; metadata has the raw ``judge_score`` and the ``judge`` name.
-    Option: ``judge``. A judge that gives no valid verdict (malformed, timeout, budget) is an error outcome,
+    Option: ``judge``. A judge that gives no valid verdict (malformed, timeout) is an error outcome,
     never a score.
     """
 

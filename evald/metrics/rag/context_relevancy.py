@@ -21,7 +21,7 @@ class ContextRelevancyMetric(BandedJudgeMetric):
     from 1 (nothing relevant) to 5 (all relevant and sufficient); the value is ``(n - 1) / 4`` (a 2 scores 0.25).
     Not applicable without an input or without a context document that has content.
     ``Score.reason`` is the judge's reasoning; metadata has the raw ``judge_score`` and the ``judge`` name.
-    Option: ``judge``. A judge that gives no valid verdict (malformed, timeout, budget) is an error outcome,
+    Option: ``judge``. A judge that gives no valid verdict (malformed, timeout) is an error outcome,
     never a score.
     """
 

@@ -50,7 +50,7 @@ class FaithfulnessMetric(BaseMetric):
         if not context or not output:
             return None
         judge = cast(FaithfulnessOptions, self.options).judge
-        verdict = await ask_judge(judge, _TASK, [*context, *output], _FIELDS)
+        verdict = await ask_judge(self, eval_case, judge, _TASK, [*context, *output], _FIELDS)
         total, supported = verdict.values["total_claims"], verdict.values["supported_claims"]
         if supported > total:
             raise JudgeError(judge, "malformed", f"supported_claims ({supported}) > total_claims ({total})")

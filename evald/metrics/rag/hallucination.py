@@ -22,7 +22,7 @@ class HallucinationMetric(BandedJudgeMetric):
     ``(n - 1) / 4``, so 1.0 means no hallucination (a 4 scores 0.75 and passes the 0.75 threshold).
     Not applicable without an output or without a context document that has content.
     ``Score.reason`` is the judge's reasoning; metadata has the raw ``judge_score`` and the ``judge`` name.
-    Option: ``judge``. A judge that gives no valid verdict (malformed, timeout, budget) is an error outcome,
+    Option: ``judge``. A judge that gives no valid verdict (malformed, timeout) is an error outcome,
     never a score.
     """
 
