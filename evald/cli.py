@@ -26,8 +26,12 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="start the daemon (embedded default config unless --config is given)")
     run.add_argument("-c", "--config", help="YAML config file")
+    roles = ("all", "ingest", "score")
+    run.add_argument("--role", choices=roles, help="all (default; or `role:` in the config), ingest (OTLP -> Kafka) "
+                     "or score (Kafka -> scores); docs/kafka.md")
     val = sub.add_parser("validate", help="check a config file and report every problem")
     val.add_argument("-c", "--config", required=True, help="YAML config file")
+    val.add_argument("--role", choices=roles, help="also check that the config can run in this role")
     lm = sub.add_parser("list-metrics", help="list every registered metric")
     lm.add_argument("--format", choices=("table", "json"), default="table")
     rp = sub.add_parser("replay", help="score captured OTLP files offline")
@@ -63,16 +67,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _list_metrics(args.format)
     if args.command == "validate":
         cfg = _load(args.config)
-        if cfg is None:
+        if cfg is None or _role_problems(cfg, args.role):
             return EXIT_CONFIG
         print(f"{args.config}: configuration is valid ({len(cfg.metrics)} metrics, "
               f"receivers: {', '.join(cfg.receivers) or 'none'}, exporters: {', '.join(cfg.exporters) or 'none'})")
         return 0
     if args.command == "run":
         cfg = _load(args.config)
-        if cfg is None:
+        if cfg is None or _role_problems(cfg, args.role):
             return EXIT_CONFIG
-        return _run(cfg)
+        return _run(cfg, args.role or cfg.root.role)
     if args.command == "replay":
         if args.fail_under is not None and not 0.0 <= args.fail_under <= 1.0:
             print("--fail-under must be within [0, 1]", file=sys.stderr)
@@ -98,14 +102,29 @@ def tune_gc() -> None:
     gc.set_threshold(GC_GEN0_THRESHOLD, gen1, gen2)
 
 
-def _run(cfg: ResolvedConfig) -> int:
+def _role_problems(cfg: ResolvedConfig, role: str | None) -> bool:
+    """Print why ``cfg`` cannot run as ``role`` (``--role``, else ``role:`` in the config); True if it cannot."""
+    from evald.ingest.roles import role_problems
+
+    problems = role_problems(cfg, role or cfg.root.role)
+    if problems:
+        print(ConfigError(problems).report(), file=sys.stderr)
+    return bool(problems)
+
+
+def _run(cfg: ResolvedConfig, role: str = "all") -> int:
     from evald.logsetup import configure_logging
     from evald.service import EvaldService
 
     configure_logging(cfg.root.telemetry.logs.level, cfg.root.telemetry.logs.format)
 
     async def serve() -> None:
-        service = EvaldService(cfg)
+        if role == "ingest":
+            from evald.ingest.roles import IngestService
+
+            service: EvaldService = IngestService(cfg)
+        else:
+            service = EvaldService(cfg, role=role)
         try:
             await service.start()
         except Exception:

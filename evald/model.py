@@ -6,6 +6,7 @@ Attribute values are plain Python: ``str | bool | int | float | bytes | list | d
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -138,11 +139,17 @@ class SignalBatch:
 
 @dataclass(frozen=True, slots=True)
 class ConsumeResult:
-    """How many items of a batch were rejected (OTLP partial success) and why."""
+    """How many items of a batch were rejected (OTLP partial success) and why.
+
+    ``durable`` (set by consumers that store the batch elsewhere, e.g. the ingest role's Kafka producer): a future
+    that completes once the accepted items are durably stored, or fails with ``QueueFullError``. The OTLP
+    receivers answer only after it completes (evald/receivers/ingest.py); the consumer bounds its duration.
+    """
 
     rejected_spans: int = 0
     rejected_logs: int = 0
     message: str = ""
+    durable: asyncio.Future[None] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,6 +44,7 @@ class EvaldService:
         with_admin: bool = True,
         configured_exporters: bool = True,
         extra_exporters: Sequence[Exporter] = (),
+        role: str = "all",
     ) -> None:
         self.config = config
         self.telemetry = telemetry or Telemetry()
@@ -59,6 +60,8 @@ class EvaldService:
         self.receivers: list[Source] = []
         if with_receivers:
             for component_id, cfg in config.receivers.items():
+                if role == "score" and component_type(component_id) == "otlp":
+                    continue  # the score role reads Kafka only (evald/ingest/roles.py)
                 factory = RECEIVER_FACTORIES[component_type(component_id)]
                 self.receivers.extend(factory.create(cfg, self.telemetry, component_id))
         self.admin: Any = None

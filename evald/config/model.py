@@ -2,7 +2,8 @@
 
 Top-level keys read like an OpenTelemetry Collector config: ``receivers``, ``assembly``, ``sampling``,
 ``metrics``, ``goldens``, ``conversations``, ``pipeline``, ``exporters``, ``pipelines`` (which exporters receive
-which scores; evald/exporters/routing.py), ``telemetry``, ``judges`` (evald/judges/).
+which scores; evald/exporters/routing.py), ``telemetry``, ``judges`` (evald/judges/), ``role`` and ``ingest``
+(evald/ingest/).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pydantic import Field, ModelWrapValidatorHandler, model_validator
 from evald.assembly.window import AssemblyConfig
 from evald.config.base import ComponentConfig, Endpoint
 from evald.exporters.routing import ExportPipelineConfig, checking_exporter_ids
+from evald.ingest.forwarder import IngestConfig
 from evald.judges.config import JudgeConfig
 from evald.judges.registry import check_judge_references
 from evald.pipeline.bindings import MetricSpec
@@ -63,6 +65,13 @@ class EvaldConfig(ComponentConfig):
     telemetry: TelemetryConfig = TelemetryConfig()
     judges: dict[str, JudgeConfig] = Field(
         default_factory=dict, description="Named LLM judges that judged metrics refer to (docs/judges.md)."
+    )
+    role: Literal["all", "ingest", "score"] = Field(
+        "all", description="What `evald run` does (`--role` wins): all, ingest (OTLP -> Kafka) or score (Kafka -> "
+        "scores); docs/kafka.md, Ingest role.",
+    )
+    ingest: IngestConfig | None = Field(
+        None, description="Kafka producer of the ingest role (evald/ingest/forwarder.py); unused by other roles."
     )
 
     @model_validator(mode="after")

@@ -122,6 +122,11 @@ def render_markdown() -> str:
 
     lines += _section("`judges.<name>` (named LLM judges that judged metrics refer to; see docs/judges.md)",
                       JudgeConfig, "judges.<name>.")
+    from evald.ingest.forwarder import IngestConfig
+
+    role = EvaldConfig.model_fields["role"]
+    lines += [f"`role`: one of `all`, `ingest`, `score` (default `{role.default}`). {role.description}", ""]
+    lines += _section("`ingest` (the Kafka producer of `--role ingest`; see docs/kafka.md)", IngestConfig, "ingest.")
     lines += ["## Receivers (`receivers.<type>[/<name>]`)", ""]
     for type_name, factory in sorted(RECEIVER_FACTORIES.items()):
         lines += _section(f"`{type_name}`", factory.config_model(), f"receivers.{type_name}.")

@@ -12,10 +12,14 @@ OTLP request raises ``MalformedRequest``.
 
 Counted on ``telemetry``: ``evald_receiver_accepted_spans_total`` / ``..._log_records_total``;
 ``evald_receiver_refused_*_total{reason}`` with reason ``invalid_id`` / ``no_trace_id`` (left out by
-conversion), ``consumer_rejected`` (the window refused them, e.g. trace too large), ``queue_full``,
+conversion), ``consumer_rejected`` (the window refused them, e.g. trace too large), ``queue_full``, ``not_durable``,
 ``permanent_error``, ``internal_error``; ``evald_receiver_requests_total{outcome}`` with ``success``,
-``partial_success``, ``queue_full``, ``invalid_argument``, ``too_large``, ``unsupported``, ``incomplete``,
-``internal_error``.
+``partial_success``, ``queue_full``, ``not_durable``, ``invalid_argument``, ``too_large``, ``unsupported``,
+``incomplete``, ``internal_error``.
+
+Durability: when the consumer's ``ConsumeResult.durable`` is set (the ingest role's Kafka producer),
+``ingest_body`` answers only after it completes; if it fails with ``QueueFullError`` the request fails the same
+way (UNAVAILABLE / 503 with a retry hint) and its items count as ``not_durable``, not as accepted.
 
 Failure semantics: ``QueueFullError`` and ``PermanentError`` from the consumer propagate unchanged (the transport
 maps them to UNAVAILABLE+RetryInfo / 503 and INVALID_ARGUMENT / 400); any other exception propagates too and
@@ -124,9 +128,13 @@ class Ingestor:
         offload = len(body) > OFFLOAD_BYTES
         if signal == "traces":
             spans = await asyncio.to_thread(decode_traces, body, encoding) if offload else decode_traces(body, encoding)
-            return self.deliver_traces(spans)
+            result = self._hand_over_traces(spans)
+            await self._wait_durable(result, signal, len(spans.records) - result.rejected_spans)
+            return self._settle_traces(spans, result)
         logs = await asyncio.to_thread(decode_logs, body, encoding) if offload else decode_logs(body, encoding)
-        return self.deliver_logs(logs)
+        result = self._hand_over_logs(logs)
+        await self._wait_durable(result, signal, len(logs.records) - result.rejected_logs)
+        return self._settle_logs(logs, result)
 
     def ingest_traces(self, request: ExportTraceServiceRequest) -> tuple[int, str]:
         return self.deliver_traces(convert_traces(request))
@@ -135,22 +143,47 @@ class Ingestor:
         return self.deliver_logs(convert_logs(request))
 
     def deliver_traces(self, converted: Converted[SpanRecord]) -> tuple[int, str]:
+        """Hand over and answer; does not wait for ``ConsumeResult.durable`` (``ingest_body`` does)."""
+        return self._settle_traces(converted, self._hand_over_traces(converted))
+
+    def deliver_logs(self, converted: Converted[LogRecord]) -> tuple[int, str]:
+        return self._settle_logs(converted, self._hand_over_logs(converted))
+
+    async def _wait_durable(self, result: ConsumeResult, signal: Signal, n: int) -> None:
+        """Wait until the consumer stored the batch (it bounds the wait); shielded so a client going away does not
+        cancel the store. Its ``QueueFullError`` propagates (UNAVAILABLE / 503), counted as ``not_durable``."""
+        if result.durable is None:
+            return
+        try:
+            await asyncio.shield(result.durable)
+        except QueueFullError:
+            self._refuse(signal, "not_durable", n, "not_durable")
+            raise
+        except Exception:
+            self._refuse(signal, "internal_error", n, "internal_error")
+            raise
+
+    def _hand_over_traces(self, converted: Converted[SpanRecord]) -> ConsumeResult:
         self._count_refused("traces", converted.rejected)
-        result = ConsumeResult()
-        if converted.records:
-            batch = SignalBatch(spans=converted.records, source=self.receiver_id)
-            result = self._consume(batch, "traces", len(converted.records))
+        if not converted.records:
+            return ConsumeResult()
+        return self._consume(SignalBatch(spans=converted.records, source=self.receiver_id), "traces",
+                             len(converted.records))
+
+    def _hand_over_logs(self, converted: Converted[LogRecord]) -> ConsumeResult:
+        self._count_refused("logs", converted.rejected)
+        if not converted.records:
+            return ConsumeResult()
+        return self._consume(SignalBatch(logs=converted.records, source=self.receiver_id), "logs",
+                             len(converted.records))
+
+    def _settle_traces(self, converted: Converted[SpanRecord], result: ConsumeResult) -> tuple[int, str]:
         if result.rejected_spans:
             self._count_refused("traces", {"consumer_rejected": result.rejected_spans})
         self._accepted_spans.inc(len(converted.records) - result.rejected_spans)
         return self._answer(converted.rejected_count + result.rejected_spans, converted.message("spans"), result)
 
-    def deliver_logs(self, converted: Converted[LogRecord]) -> tuple[int, str]:
-        self._count_refused("logs", converted.rejected)
-        result = ConsumeResult()
-        if converted.records:
-            batch = SignalBatch(logs=converted.records, source=self.receiver_id)
-            result = self._consume(batch, "logs", len(converted.records))
+    def _settle_logs(self, converted: Converted[LogRecord], result: ConsumeResult) -> tuple[int, str]:
         if result.rejected_logs:
             self._count_refused("logs", {"consumer_rejected": result.rejected_logs})
         self._accepted_logs.inc(len(converted.records) - result.rejected_logs)
