@@ -52,9 +52,10 @@ def dashboard() -> dict[str, Any]:
         panel(5, "Not evaluable (GenAI traces without usable input/output)", [(
             "sum by (reason, convention) (rate(evald_cases_not_evaluable_total[$__rate_interval]))",
             "{{convention}}: {{reason}}")], 0, 16, unit="ops"),
-        panel(6, "Judge spend and budget left", [
-            ("sum by (judge) (increase(evald_judge_cost_usd_total[1d]))", "spent today {{judge}}"),
-            ("evald_judge_budget_remaining_usd", "left {{judge}}")], 12, 16, unit="currencyUSD"),
+        panel(6, "Judge spend (USD per hour, and over the last 24h)", [
+            ("sum by (judge) (rate(evald_judge_cost_usd_total[$__rate_interval])) * 3600", "per hour {{judge}}"),
+            ("sum by (judge) (increase(evald_judge_cost_usd_total[1d]))", "last 24h {{judge}}")], 12, 16,
+            unit="currencyUSD", description="Price table x the tokens the provider billed."),
         panel(7, "Queue and assembly window", [
             ("evald_queue_size", "case queue"), ("evald_queue_capacity", "queue capacity"),
             ("evald_assembly_traces", "traces assembling")], 0, 24),
@@ -71,6 +72,26 @@ def dashboard() -> dict[str, Any]:
         panel(10, "Metric latency p99", [(
             "histogram_quantile(0.99, sum by (le, metric) (rate(evald_metric_duration_seconds_bucket"
             "[$__rate_interval])))", "{{metric}}")], 12, 32, unit="s"),
+        panel(11, "Judge budget left (USD) by window", [
+            ("min by (judge, window) (evald_judge_budget_remaining_usd)", "{{judge}} {{window}}")], 0, 40,
+            unit="currencyUSD", description="At 0 the judge makes no calls until the UTC hour/day rolls over: its "
+            "metrics are skipped (budget_exhausted)."),
+        panel(12, "Judge budget left (tokens) by window", [
+            ("min by (judge, window) (evald_judge_budget_remaining_tokens)", "{{judge}} {{window}}")], 12, 40),
+        panel(13, "Judge requests by outcome", [
+            ("sum by (judge, outcome) (rate(evald_judge_requests_total[$__rate_interval]))", "{{judge}} {{outcome}}")],
+            0, 48, unit="ops", description="Sent: ok, rate_limited, server_error, timeout, malformed. Not sent: "
+            "budget_exhausted, circuit_open, never_send."),
+        panel(14, "Judge verdict cache hit ratio", [(
+            'sum by (judge) (rate(evald_judge_cache_requests_total{result="hit"}[$__rate_interval])) / sum by (judge) '
+            "(rate(evald_judge_cache_requests_total[$__rate_interval]))", "{{judge}}")], 12, 48, unit="percentunit"),
+        panel(15, "Metric skips by reason", [
+            ('sum by (metric, reason) (rate(evald_metric_skips_total{metric=~"$metric"}[$__rate_interval]))',
+             "{{metric}}: {{reason}}")], 0, 56, unit="ops",
+            description="Deliberate skips (budget, circuit, sampling, not applicable): no score, not a failure."),
+        panel(16, "Kafka consumer lag per partition (mode kafka-scorer)", [
+            ("sum by (topic, partition) (evald_kafka_consumer_lag)", "{{topic}}/{{partition}}")], 12, 56,
+            description="Records between the group's committed offset and the end of each partition."),
     ]
     variable = {"type": "query", "datasource": DS, "refresh": 2, "includeAll": True, "multi": True,
                 "allValue": ".*", "current": {"text": "All", "value": "$__all"}}

@@ -31,7 +31,7 @@ RULES_HEADER = """\
 # The same rules as the Helm chart's PrometheusRule (helm/evald, prometheusRule.enabled=true) with its default values;
 # tests/deploy/test_alert_rules.py fails when the two differ. Change thresholds in helm/evald/templates/_alerts.tpl
 # and helm/evald/values.yaml, then regenerate this file: python3 tests/deploy/test_alert_rules.py --write
-# Runbook for every alert: docs/runbook.md. Unit tests: deploy/prometheus/tests/evald-alerts.test.yaml.
+# Runbook for every alert: docs/runbook.md. Unit tests: deploy/prometheus/tests/*.test.yaml.
 """
 ALERTS = {
     "EvaldPassRateRegression",
@@ -40,6 +40,17 @@ ALERTS = {
     "EvaldAssemblyDroppingSpans",
     "EvaldExporterSendFailures",
     "EvaldExporterDroppingScores",
+    "EvaldUnauthenticatedRequests",
+    "EvaldKafkaLagGrowing",
+    "EvaldJudgeErrorRate",
+    "EvaldJudgeBudgetExhausted",
+    "EvaldJudgeCircuitOpen",
+}
+# Series the alerts use whose code is being written beside this chart (issue 8's interfaces): name -> the module
+# that defines it. test_alerts_use_only_series_evald_exposes accepts them without finding them in evald/ yet.
+PENDING_SERIES = {
+    "evald_receiver_unauthenticated_requests_total": "evald/receivers (OTLP receiver auth)",
+    "evald_kafka_consumer_lag": "evald/receivers/kafka.py",
 }
 
 
@@ -125,6 +136,9 @@ def test_alert_thresholds_follow_the_values() -> None:
             "safety": {"failuresPerMinute": 2, "for": "1m"},
             "receiver": {"for": "20m"},
             "exporter": {"for": "5m"},
+            "judge": {"errorRatio": 0.5, "for": "3m", "budgetFor": "2m", "circuitFor": "7m"},
+            "kafka": {"lagFloor": 50000, "window": "30m", "for": "1h"},
+            "auth": {"requestsPerMinute": 100, "for": "2m"},
         },
     }
     got = rules(rendered_groups(values))
@@ -137,15 +151,42 @@ def test_alert_thresholds_follow_the_values() -> None:
     assert got["EvaldSafetyFailures"]["expr"].endswith("* 60 > 2") and got["EvaldSafetyFailures"]["for"] == "1m"
     assert got["EvaldReceiverRefusingSpans"]["for"] == got["EvaldAssemblyDroppingSpans"]["for"] == "20m"
     assert got["EvaldExporterSendFailures"]["for"] == got["EvaldExporterDroppingScores"]["for"] == "5m"
+    judge_errors = got["EvaldJudgeErrorRate"]
+    assert judge_errors["expr"].endswith("> 0.5") and judge_errors["for"] == "3m"
+    assert got["EvaldJudgeBudgetExhausted"]["for"] == "2m" and got["EvaldJudgeCircuitOpen"]["for"] == "7m"
+    lag = got["EvaldKafkaLagGrowing"]
+    assert "[30m:1m]" in lag["expr"] and lag["expr"].endswith("> 50000") and lag["for"] == "1h"
+    auth = got["EvaldUnauthenticatedRequests"]
+    assert auth["expr"].endswith("* 60 > 100") and auth["for"] == "2m"
+
+
+def test_judge_error_rate_counts_only_sent_requests(plain: dict[str, Any]) -> None:
+    expr = rules(plain["groups"])["EvaldJudgeErrorRate"]["expr"]
+    errors = 'outcome=~"rate_limited|server_error|timeout|malformed"'
+    sent = 'outcome=~"ok|rate_limited|server_error|timeout|malformed"'
+    assert errors in expr and sent in expr
+    for skipped in ("budget_exhausted", "circuit_open", "never_send"):  # never sent: not errors, not in the ratio
+        assert skipped not in expr
+
+
+def test_budget_and_lag_alerts_watch_the_right_windows(plain: dict[str, Any]) -> None:
+    got = rules(plain["groups"])
+    budget = got["EvaldJudgeBudgetExhausted"]["expr"]
+    assert 'evald_judge_budget_remaining_usd{window="day"}) <= 0' in budget
+    assert 'increase(evald_judge_requests_total{outcome="budget_exhausted"}[10m])) > 0' in budget
+    lag = got["EvaldKafkaLagGrowing"]["expr"]
+    assert lag.startswith("deriv((sum by (job, receiver, topic) (evald_kafka_consumer_lag))[10m:1m]) > 0")
+    assert "and on (job, receiver, topic)" in lag and lag.endswith("> 1000")
+    assert got["EvaldJudgeCircuitOpen"]["expr"].endswith("(evald_judge_circuit_state) == 1")  # 1 = open
 
 
 def test_alerts_use_only_series_evald_exposes(plain: dict[str, Any]) -> None:
     sources = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "evald").rglob("*.py"))
     for name, rule in rules(plain["groups"]).items():
-        series = set(re.findall(r"\b(evald_[a-z_]+?)_total\b", rule["expr"]))
+        series = set(re.findall(r"\bevald_[a-z_]+\b", rule["expr"]))
         assert series, name
-        for s in series:  # prometheus_client adds `_total` to counters
-            assert f'"{s}"' in sources, f"{name}: evald defines no counter {s}_total"
+        for s in series - set(PENDING_SERIES):  # prometheus_client adds `_total` to counters
+            assert f'"{s.removesuffix("_total")}"' in sources, f"{name}: evald defines no series {s}"
 
 
 def test_safety_alert_selects_only_safety_failures(plain: dict[str, Any]) -> None:

@@ -306,7 +306,8 @@ def test_chart_configmap_renders_values_config() -> None:
 
 def test_chart_deployment() -> None:
     text = template("deployment.yaml")
-    assert 'args: ["run", "--config", "/etc/evald/config.yaml"]' in text
+    assert 'args: {{ include "evald.args" . }}' in text
+    assert 'list "run" "--config" "/etc/evald/config.yaml"' in template("_helpers.tpl")
     assert "checksum/config:" in text and '"/configmap.yaml"' in text
     assert re.search(r"livenessProbe:\s+httpGet:\s+path: /healthz\s+port: metrics", text)
     assert re.search(r"readinessProbe:\s+httpGet:\s+path: /readyz\s+port: metrics", text)

@@ -64,7 +64,32 @@ OPTIONS: dict[str, tuple[dict[str, Any], str]] = {
         "",
     ),
     "everything": (ALL_ON, ""),
+    "kafka-scorer": (
+        {
+            "mode": "kafka-scorer",
+            "replicaCount": 3,
+            "autoscaling": {"enabled": True, "maxReplicas": 6, "kafkaLag": {"enabled": True,
+                                                                          "selector": {"topic": "otlp_spans"}}},
+            "networkPolicy": {"enabled": True},
+            "config": {"receivers": {"otlp": None, "kafka": {
+                "brokers": ["kafka:9092"], "traces": {"topic": "otlp_spans", "encoding": "otlp_proto"}}}},
+        },
+        "hpa.yaml",
+    ),
+    "kafka-scorer-lag-only": (
+        {"mode": "kafka-scorer",
+         "autoscaling": {"enabled": True, "targetCPUUtilizationPercentage": None, "kafkaLag": {"enabled": True}}},
+        "hpa.yaml",
+    ),
+    "ingest": ({"mode": "ingest", "networkPolicy": {"enabled": True}}, "networkpolicy.yaml"),
+    "tls": ({"tls": {"enabled": True, "secretName": "evald-tls"}}, ""),
+    "mtls-auth": (
+        {"tls": {"enabled": True, "secretName": "evald-tls", "clientCASecretName": "evald-client-ca"},
+         "auth": {"existingSecret": "evald-token", "key": "otlp-token"}},
+        "",
+    ),
 }
+TLS_ON: dict[str, Any] = OPTIONS["mtls-auth"][0]
 CRD_KINDS = {"ServiceMonitor", "PrometheusRule"}
 
 
@@ -130,6 +155,15 @@ BAD_VALUES: list[tuple[dict[str, Any], str]] = [
     ({"config": ["receivers"]}, "/config"),
     ({"rawConfig": {"receivers": {}}}, "/rawConfig"),
     ({"servicemonitor": {"enabled": True}}, "servicemonitor"),  # a typo: unknown top-level keys are refused
+    ({"mode": "sidecar"}, "/mode"),
+    ({"tls": {"enabled": "yes"}}, "/tls/enabled"),
+    ({"tls": {"secretName": "Not_A_Secret"}}, "/tls/secretName"),
+    ({"tls": {"clientCAsecret": "x"}}, "/tls"),
+    ({"auth": {"existingSecret": "tok", "key": ""}}, "/auth/key"),
+    ({"autoscaling": {"kafkaLag": {"targetAverageValue": "lots"}}}, "/autoscaling/kafkaLag/targetAverageValue"),
+    ({"prometheusRule": {"defaultRules": {"judge": {"errorRatio": 2}}}}, f"{RULES}/judge"),
+    ({"prometheusRule": {"defaultRules": {"kafka": {"window": "ten minutes"}}}}, f"{RULES}/kafka"),
+    ({"prometheusRule": {"defaultRules": {"auth": {"requestsPerMinute": -1}}}}, f"{RULES}/auth"),
 ]
 
 
@@ -193,7 +227,9 @@ def test_deployment_probes_security_and_config_mount(chart: Any) -> None:
     mounts = {m["name"]: m for m in container["volumeMounts"]}
     assert mounts["config"]["mountPath"] == "/etc/evald" and mounts["config"]["readOnly"] is True
     volumes = {v["name"]: v for v in pod["volumes"]}
-    assert volumes["config"]["configMap"]["name"] == by_kind(docs, "ConfigMap")["metadata"]["name"]
+    (source,) = volumes["config"]["projected"]["sources"]  # without tls/auth: only the config
+    assert source["configMap"]["name"] == by_kind(docs, "ConfigMap")["metadata"]["name"]
+    assert source["configMap"]["items"] == [{"key": "config.yaml", "path": "config.yaml"}]
     assert "emptyDir" in volumes[mounts["tmp"]["name"]]  # the only writable path
     assert "checksum/config" in deployment["spec"]["template"]["metadata"]["annotations"]
 
@@ -369,3 +405,125 @@ def test_grafana_dashboard_configmap_carries_the_dashboard(chart: Any) -> None:
     (dashboard,) = [d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].endswith("-dashboard")]
     assert dashboard["metadata"]["labels"]["grafana_dashboard"] == "1"
     assert dashboard["data"]["evald.json"] == (CHART_DIR / "dashboards" / "evald.json").read_text().rstrip("\n")
+
+
+# --- modes: standalone, kafka-scorer, ingest -----------------------------------------------------------------------
+
+
+def container_of(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    containers: list[dict[str, Any]] = by_kind(docs, "Deployment")["spec"]["template"]["spec"]["containers"]
+    (container,) = containers
+    return container
+
+
+@pytest.mark.parametrize(("mode", "role"), [("standalone", None), ("kafka-scorer", "score"), ("ingest", "ingest")])
+def test_mode_sets_the_role_and_the_ports(chart: Any, mode: str, role: str | None) -> None:
+    docs = manifests(render(chart, {"mode": mode, "networkPolicy": {"enabled": True}}))
+    container = container_of(docs)
+    base = ["run", "--config", "/etc/evald/config.yaml"]
+    assert container["args"] == (base if role is None else [*base, "--role", role])
+    service_ports = {p["name"] for p in by_kind(docs, "Service")["spec"]["ports"]}
+    container_ports = {p["name"] for p in container["ports"]}
+    policy_ports = {p["port"] for r in by_kind(docs, "NetworkPolicy")["spec"]["ingress"] for p in r["ports"]}
+    if mode == "kafka-scorer":  # consumes Kafka: nothing to receive, only the metrics port (probes, scrapes)
+        assert service_ports == container_ports == {"metrics"} and policy_ports == {9464}
+    else:
+        assert service_ports == container_ports == set(PROBE_PORTS) and policy_ports == {4317, 4318, 9464}
+    assert container["livenessProbe"]["httpGet"]["port"] == "metrics"
+
+
+def test_kafka_scorer_hpa_scales_on_the_summed_lag(chart: Any) -> None:
+    docs = manifests(render(chart, OPTIONS["kafka-scorer"][0]))
+    hpa = by_kind(docs, "HorizontalPodAutoscaler")
+    cpu, lag = hpa["spec"]["metrics"]
+    assert cpu["type"] == "Resource" and cpu["resource"]["name"] == "cpu"
+    assert lag == {"type": "External", "external": {
+        "metric": {"name": "evald_kafka_consumer_lag", "selector": {"matchLabels": {"topic": "otlp_spans"}}},
+        "target": {"type": "AverageValue", "averageValue": "1000"},
+    }}
+    assert "replicas" not in by_kind(docs, "Deployment")["spec"]
+    (only_lag,) = by_kind(manifests(render(chart, OPTIONS["kafka-scorer-lag-only"][0])),
+                          "HorizontalPodAutoscaler")["spec"]["metrics"]
+    assert only_lag["type"] == "External"
+
+
+def test_kafka_scorer_config_drops_the_otlp_receivers_and_validates(chart: Any, tmp_path: Path) -> None:
+    text = rendered_config(chart, OPTIONS["kafka-scorer"][0])
+    receivers = yaml.safe_load(text)["receivers"]
+    assert set(receivers) == {"kafka"}
+    result = evald_validate(tmp_path, text)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+BAD_COMBINATIONS: list[tuple[dict[str, Any], str]] = [
+    ({"autoscaling": {"enabled": True, "kafkaLag": {"enabled": True}}}, "only for mode kafka-scorer"),
+    ({"mode": "kafka-scorer", "autoscaling": {"enabled": True, "targetCPUUtilizationPercentage": None}},
+     "needs targetCPUUtilizationPercentage or kafkaLag.enabled"),
+    ({"tls": {"enabled": True}}, "tls.enabled needs tls.secretName"),
+    ({"tls": {"clientCASecretName": "ca"}}, "needs tls.enabled"),
+]
+
+
+@pytest.mark.parametrize(("values", "message"), BAD_COMBINATIONS, ids=[m for _, m in BAD_COMBINATIONS])
+def test_render_refuses_bad_combinations(chart: Any, values: dict[str, Any], message: str) -> None:
+    with pytest.raises(helm_python.HelmError) as caught:
+        render(chart, values)
+    assert message in str(caught.value)
+
+
+def test_notes_per_mode(chart: Any) -> None:
+    scorer = render(chart, OPTIONS["kafka-scorer"][0])["evald/templates/NOTES.txt"]
+    assert "--role score" in scorer and "otlp_grpc/evald" not in scorer and "WARNING" not in scorer
+    assert "Kafka lag (external metric evald_kafka_consumer_lag" in scorer and "docs/collector.md" in scorer
+    no_kafka = render(chart, {"mode": "kafka-scorer"})["evald/templates/NOTES.txt"]
+    assert "WARNING: the config has no `kafka` receiver" in no_kafka
+    ingest = render(chart, {"mode": "ingest"})["evald/templates/NOTES.txt"]
+    assert "--role ingest" in ingest and "otlp_grpc/evald" in ingest
+    assert "WARNING: the config has no top-level `ingest:` block" in ingest
+    producing = {"mode": "ingest", "config": {"ingest": {"brokers": ["kafka:9092"], "traces": {"topic": "otlp_spans"}}}}
+    assert "WARNING" not in render(chart, producing)["evald/templates/NOTES.txt"]
+
+
+# --- TLS and auth from existing Secrets ----------------------------------------------------------------------------
+
+
+def test_tls_and_auth_mount_the_secrets_read_only(chart: Any) -> None:
+    docs = manifests(render(chart, TLS_ON))
+    assert not [d for d in docs if d["kind"] == "Secret"], "the chart must not create Secrets"
+    pod = by_kind(docs, "Deployment")["spec"]["template"]["spec"]
+    (mount,) = [m for m in container_of(docs)["volumeMounts"] if m["mountPath"].startswith("/etc/evald")]
+    assert mount == {"name": "config", "mountPath": "/etc/evald", "readOnly": True}
+    (volume,) = [v for v in pod["volumes"] if v["name"] == "config"]
+    files = {  # path under /etc/evald -> (Secret or ConfigMap, key)
+        item["path"]: (src.get("secret", src.get("configMap"))["name"], item["key"])
+        for src in volume["projected"]["sources"] for item in src.get("secret", src.get("configMap"))["items"]
+    }
+    assert files == {
+        "config.yaml": ("evald", "config.yaml"),
+        "tls/tls.crt": ("evald-tls", "tls.crt"),
+        "tls/tls.key": ("evald-tls", "tls.key"),
+        "tls/ca.crt": ("evald-client-ca", "ca.crt"),
+        "auth/token": ("evald-token", "otlp-token"),
+    }
+    server_only = manifests(render(chart, OPTIONS["tls"][0]))
+    (volume,) = [v for v in by_kind(server_only, "Deployment")["spec"]["template"]["spec"]["volumes"]
+                 if v["name"] == "config"]
+    paths = {i["path"] for s in volume["projected"]["sources"] for i in s.get("secret", s.get("configMap"))["items"]}
+    assert paths == {"config.yaml", "tls/tls.crt", "tls/tls.key"}
+
+
+def test_notes_tell_the_config_keys_until_the_config_uses_the_mounts(chart: Any) -> None:
+    notes = render(chart, TLS_ON)["evald/templates/NOTES.txt"]
+    assert "mounted at /etc/evald/tls/tls.crt and /etc/evald/tls/tls.key" in notes
+    assert "client_ca_file: /etc/evald/tls/ca.crt" in notes and "token_files: [/etc/evald/auth/token]" in notes
+    assert notes.count("WARNING") == 2 and "https://evald.observability.svc:4318" in notes
+    assert "authorization:" in notes  # the Collector side: which header carries the token
+    tls = {"cert_file": "/etc/evald/tls/tls.crt", "key_file": "/etc/evald/tls/tls.key",
+           "client_ca_file": "/etc/evald/tls/ca.crt"}
+    auth = {"token_files": ["/etc/evald/auth/token"]}
+    wired = copy.deepcopy(TLS_ON)
+    wired["config"] = {"receivers": {"otlp": {"grpc": {"tls": tls, "auth": auth}, "http": {"tls": tls, "auth": auth}}}}
+    quiet = render(chart, wired)["evald/templates/NOTES.txt"]
+    assert "WARNING" not in quiet and "mounted at /etc/evald/auth/token" in quiet
+    rendered = yaml.safe_load(rendered_config(chart, wired))["receivers"]["otlp"]
+    assert rendered["grpc"]["tls"] == tls and rendered["grpc"]["endpoint"] == "0.0.0.0:4317"  # deep-merged

@@ -89,4 +89,63 @@ values, they are deploy/prometheus/evald-alerts.yaml's `groups` (a test compares
         summary: evald exporter {{`{{ $labels.exporter }}`}} drops scores ({{`{{ $labels.reason }}`}}).
         description: Exporter {{`{{ $labels.exporter }}`}} on {{`{{ $labels.instance }}`}} drops {{`{{ $value | printf "%.2f" }}`}} scores per second with reason {{`{{ $labels.reason }}`}}; they never reach the backend.
         runbook_url: {{ $runbook }}#evaldexporterdroppingscores
+    - alert: EvaldUnauthenticatedRequests
+      expr: |-
+        sum by (job, instance, receiver, transport, reason) (rate(evald_receiver_unauthenticated_requests_total[5m])) * 60 > {{ $r.auth.requestsPerMinute }}
+      for: {{ $r.auth.for }}
+      labels:
+        severity: warning
+      annotations:
+        summary: evald {{`{{ $labels.instance }}`}} refuses unauthenticated OTLP requests ({{`{{ $labels.reason }}`}}).
+        description: The {{`{{ $labels.receiver }}`}} receiver ({{`{{ $labels.transport }}`}}) refuses {{`{{ $value | printf "%.1f" }}`}} requests per minute with reason {{`{{ $labels.reason }}`}} (above {{ $r.auth.requestsPerMinute }}); a sender lost its token or something probes the port.
+        runbook_url: {{ $runbook }}#evaldunauthenticatedrequests
+    - alert: EvaldKafkaLagGrowing
+      expr: |-
+        deriv((sum by (job, receiver, topic) (evald_kafka_consumer_lag))[{{ $r.kafka.window }}:1m]) > 0
+        and on (job, receiver, topic)
+        sum by (job, receiver, topic) (evald_kafka_consumer_lag) > {{ $r.kafka.lagFloor }}
+      for: {{ $r.kafka.for }}
+      labels:
+        severity: warning
+      annotations:
+        summary: evald's Kafka consumer group falls behind on topic {{`{{ $labels.topic }}`}}.
+        description: The summed consumer lag of receiver {{`{{ $labels.receiver }}`}} on topic {{`{{ $labels.topic }}`}} grows by {{`{{ $value | printf "%.1f" }}`}} records per second and is above {{ $r.kafka.lagFloor }} records, for {{ $r.kafka.for }}; scores arrive later and later.
+        runbook_url: {{ $runbook }}#evaldkafkalaggrowing
+- name: evald-judges
+  rules:
+    - alert: EvaldJudgeErrorRate
+      expr: |-
+        sum by (job, instance, judge) (rate(evald_judge_requests_total{outcome=~"rate_limited|server_error|timeout|malformed"}[5m]))
+        /
+        sum by (job, instance, judge) (rate(evald_judge_requests_total{outcome=~"ok|rate_limited|server_error|timeout|malformed"}[5m]))
+        > {{ $r.judge.errorRatio }}
+      for: {{ $r.judge.for }}
+      labels:
+        severity: warning
+      annotations:
+        summary: LLM judge {{`{{ $labels.judge }}`}} fails {{`{{ $value | humanizePercentage }}`}} of its requests.
+        description: On {{`{{ $labels.instance }}`}}, more than {{ $r.judge.errorRatio }} of the requests sent to judge {{`{{ $labels.judge }}`}} end rate_limited, server_error, timeout or malformed; the metrics it backs are skipped or error instead of scored.
+        runbook_url: {{ $runbook }}#evaldjudgeerrorrate
+    - alert: EvaldJudgeBudgetExhausted
+      expr: |-
+        min by (job, instance, judge) (evald_judge_budget_remaining_usd{window="day"}) <= 0
+        or
+        sum by (job, instance, judge) (increase(evald_judge_requests_total{outcome="budget_exhausted"}[10m])) > 0
+      for: {{ $r.judge.budgetFor }}
+      labels:
+        severity: warning
+      annotations:
+        summary: LLM judge {{`{{ $labels.judge }}`}} has spent its budget.
+        description: Judge {{`{{ $labels.judge }}`}} on {{`{{ $labels.instance }}`}} has no day budget left or refuses requests as budget_exhausted; its metrics are skipped (evald_metric_skips_total{reason="budget_exhausted"}) until the window rolls over.
+        runbook_url: {{ $runbook }}#evaldjudgebudgetexhausted
+    - alert: EvaldJudgeCircuitOpen
+      expr: |-
+        max by (job, instance, judge) (evald_judge_circuit_state) == 1
+      for: {{ $r.judge.circuitFor }}
+      labels:
+        severity: warning
+      annotations:
+        summary: The circuit breaker of LLM judge {{`{{ $labels.judge }}`}} is open.
+        description: Judge {{`{{ $labels.judge }}`}} on {{`{{ $labels.instance }}`}} failed often enough that evald stopped calling it (circuit open) for {{ $r.judge.circuitFor }}; its metrics are skipped with reason circuit_open.
+        runbook_url: {{ $runbook }}#evaldjudgecircuitopen
 {{- end }}

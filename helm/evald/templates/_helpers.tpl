@@ -53,3 +53,43 @@ The container image reference.
 {{- define "evald.image" -}}
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion | toString) }}
 {{- end }}
+
+{{/*
+"true" when the mode has OTLP receivers (standalone, ingest); kafka-scorer serves only the metrics port.
+*/}}
+{{- define "evald.servesOtlp" -}}
+{{- if ne .Values.mode "kafka-scorer" }}true{{ end }}
+{{- end }}
+
+{{/*
+The container's args: `evald run --config ...`, with `--role` for the kafka-scorer and ingest modes.
+*/}}
+{{- define "evald.args" -}}
+{{- $args := list "run" "--config" "/etc/evald/config.yaml" }}
+{{- if eq .Values.mode "kafka-scorer" }}
+{{- $args = concat $args (list "--role" "score") }}
+{{- else if eq .Values.mode "ingest" }}
+{{- $args = concat $args (list "--role" "ingest") }}
+{{- end }}
+{{- toJson $args }}
+{{- end }}
+
+{{/*
+Fails the render on value combinations the schema cannot express.
+*/}}
+{{- define "evald.checkValues" -}}
+{{- if and .Values.tls.enabled (not .Values.tls.secretName) }}
+{{- fail "values: tls.enabled needs tls.secretName (an existing kubernetes.io/tls Secret)" }}
+{{- end }}
+{{- if and .Values.tls.clientCASecretName (not .Values.tls.enabled) }}
+{{- fail "values: tls.clientCASecretName (mTLS) needs tls.enabled" }}
+{{- end }}
+{{- if .Values.autoscaling.enabled }}
+{{- if and .Values.autoscaling.kafkaLag.enabled (ne .Values.mode "kafka-scorer") }}
+{{- fail "values: autoscaling.kafkaLag is only for mode kafka-scorer" }}
+{{- end }}
+{{- if and (not .Values.autoscaling.kafkaLag.enabled) (kindIs "invalid" .Values.autoscaling.targetCPUUtilizationPercentage) }}
+{{- fail "values: autoscaling needs targetCPUUtilizationPercentage or kafkaLag.enabled" }}
+{{- end }}
+{{- end }}
+{{- end }}
