@@ -10,8 +10,9 @@ that was not fully evaluated: at-least-once; duplicates are expected (evaluation
 Failure semantics:
 
 * poison record (undecodable, wrong encoding, tombstone, larger than ``max_record_size``, or refused by the window
-  with ``PermanentError``): counted in ``evald_kafka_poison_records_total{receiver,topic}``, logged once with its
-  topic/partition/offset, skipped (its offset is done), the partition goes on;
+  with ``PermanentError``): counted, logged once with its topic/partition/offset and skipped; with ``dead_letter``
+  it is first copied to the dead-letter topic and its offset is done only once the copy is acknowledged or given up
+  (kafka_dlq.py); the partition goes on either way;
 * window full (``QueueFullError``): every assigned partition is paused, the record is retried after ``backoff`` (or
   the window's hint) while the consumer keeps polling (so it stays in the group), and the partitions resume once it
   is accepted; at most one fetched batch is held, never an unbounded buffer;
@@ -23,7 +24,9 @@ Failure semantics:
 
 Self-metrics: ``evald_kafka_records_total{receiver,topic}``, ``evald_kafka_poison_records_total{receiver,topic}``,
 ``evald_kafka_commits_total{receiver,outcome}``, ``evald_kafka_rebalances_total{receiver,kind}``,
-``evald_kafka_paused_partitions{receiver}``, plus ``evald_receiver_accepted_spans_total{transport="kafka"}``.
+``evald_kafka_paused_partitions{receiver}``, ``evald_kafka_assigned_partitions{receiver}``,
+``evald_kafka_consumer_lag{receiver,topic,partition}`` (kafka_lag.py), ``evald_kafka_dead_letter_total{receiver,
+outcome}`` (kafka_dlq.py), plus ``evald_receiver_accepted_spans_total{transport="kafka"}``.
 """
 
 from __future__ import annotations
@@ -34,20 +37,16 @@ import importlib
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 from evald.errors import MissingExtraError, PermanentError, QueueFullError
 from evald.interfaces import TraceConsumer
 from evald.model import Delivery, SignalBatch
 from evald.receivers.convert import Converted
 from evald.receivers.ingest import OFFLOAD_BYTES, decode_logs, decode_traces
-from evald.receivers.kafka_config import (
-    ENCODINGS,
-    KafkaReceiverConfig,
-    KafkaTopicConfig,
-    consumer_options,
-    kafka_metrics,
-)
+from evald.receivers.kafka_config import ENCODINGS, KafkaReceiverConfig, consumer_options, kafka_metrics
+from evald.receivers.kafka_dlq import PoisonRecords
+from evald.receivers.kafka_lag import ConsumerLag
 from evald.receivers.kafka_offsets import PartitionOffsets
 from evald.telemetry import RateLimitedLog, Telemetry
 
@@ -69,12 +68,10 @@ class KafkaReceiver:
         self._next: TraceConsumer | None = None
         self._offsets: dict[Any, PartitionOffsets] = {}  # TopicPartition -> bookkeeping of its current assignment
         self._revoked: dict[Any, PartitionOffsets] = {}  # TopicPartition -> an earlier assignment with work in flight
-        self._topics: dict[str, KafkaTopicConfig] = {}
-        self._signals: dict[str, Literal["traces", "logs"]] = {}
-        for signal, topic in (("traces", config.traces), ("logs", config.logs)):
-            if topic is not None:
-                self._topics[topic.topic] = topic
-                self._signals[topic.topic] = signal  # type: ignore[assignment]
+        self._topics = config.topics  # topic -> (signal, its config)
+        m = self._metrics
+        self._dead = PoisonRecords(component_id, config, m.poison, m.dead_letter, self._changed)
+        self._lag = ConsumerLag(component_id, m.lag, m.assigned, config.commit_interval)
         self._fetch_task: asyncio.Task[None] | None = None
         self._commit_task: asyncio.Task[None] | None = None
         self._dirty = asyncio.Event()  # an offset became done: commit soon
@@ -108,6 +105,7 @@ class KafkaReceiver:
         self._consumer = consumer
         self._fetch_task = asyncio.create_task(self._fetch_loop(), name=f"{self.id}:fetch")
         self._commit_task = asyncio.create_task(self._commit_loop(), name=f"{self.id}:commit")
+        self._lag.start(consumer, lambda: self._offsets, lambda: self._paused)
         logger.info("kafka receiver consuming %s from %s as group %s", ", ".join(self._topics),
                     ",".join(self.config.brokers), self.config.group_id, extra={"component": self.id})
 
@@ -125,6 +123,7 @@ class KafkaReceiver:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
+        await self._lag.stop()
         with contextlib.suppress(Exception):
             consumer.pause(*consumer.assignment())
         while any(p.in_flight for p in self._offsets.values()) and (wait := deadline - time.monotonic()) > 0:
@@ -136,6 +135,7 @@ class KafkaReceiver:
             logger.info("kafka receiver stopping with %d records in flight; they stay uncommitted and are re-read "
                         "by the next consumer", left, extra={"component": self.id})
         await self.commit()
+        await self._dead.shutdown()  # copies still in progress stay uncommitted
         for p in self._offsets.values():
             p.revoked = True
         self._metrics.paused.labels(self.id).set(0)
@@ -175,7 +175,7 @@ class KafkaReceiver:
         consumer = self._consumer
         while True:
             try:
-                batches = await consumer.getmany(timeout_ms=500)
+                batches = await consumer.getmany(timeout_ms=500, max_records=500)
             except asyncio.CancelledError:
                 raise
             except Exception as err:
@@ -190,16 +190,17 @@ class KafkaReceiver:
                         break  # revoked meanwhile: the next owner (or our new assignment) re-reads it
                     if (earlier := self._revoked.get(tp)) is None or not earlier.adopt(record.offset, offsets):
                         await self._handle(offsets, record)
+                    await asyncio.sleep(0)  # between records the pipeline, heartbeats and admin server run
 
     async def _handle(self, offsets: PartitionOffsets, record: Any) -> None:
-        topic_cfg = self._topics.get(record.topic)
+        found = self._topics.get(record.topic)
         self._metrics.records.labels(self.id, record.topic).inc()
         value = record.value
-        if topic_cfg is None or value is None or len(value) > self.config.max_record_size:
-            why = "no value" if value is None else f"{len(value)} bytes, over max_record_size" if topic_cfg else "topic"
-            self._poison(record, why, offsets)
+        if found is None or value is None or len(value) > self.config.max_record_size:
+            why = "no value" if value is None else f"{len(value)} bytes, over max_record_size" if found else "topic"
+            await self._dead.handle(record, why, offsets)
             return
-        signal = self._signals[record.topic]
+        signal, topic_cfg = found
         encoding = ENCODINGS[topic_cfg.encoding]
         decode: Callable[[bytes, Any], Converted[Any]] = decode_traces if signal == "traces" else decode_logs
         try:
@@ -208,7 +209,7 @@ class KafkaReceiver:
             else:
                 converted = decode(value, encoding)
         except Exception as err:  # MalformedRequest (or a decoder bug): skip it, never block the partition
-            self._poison(record, str(err) or repr(err), offsets)
+            await self._dead.handle(record, str(err) or repr(err), offsets)
             return
         refused = self._tm.refused_spans if signal == "traces" else self._tm.refused_logs
         for reason, n in converted.rejected.items():
@@ -225,8 +226,7 @@ class KafkaReceiver:
 
         def on_done() -> None:
             offsets.done(offset)
-            self._dirty.set()
-            self._progress.set()
+            self._changed()
 
         delivery = Delivery(on_done)
         if signal == "traces":
@@ -241,7 +241,7 @@ class KafkaReceiver:
                     return  # revoked or stopping: left uncommitted, re-read later
                 continue
             except PermanentError as err:
-                self._poison(record, f"refused by the window: {err}", offsets)
+                await self._dead.handle(record, f"refused by the window: {err}", offsets)
                 return
             except Exception as err:
                 _errors.log(logging.ERROR, f"{self.id}:consume:{type(err).__name__}",
@@ -283,12 +283,10 @@ class KafkaReceiver:
             self._consumer.resume(*self._consumer.assignment())
             self._metrics.paused.labels(self.id).set(0)
 
-    def _poison(self, record: Any, reason: str, offsets: PartitionOffsets) -> None:
-        self._metrics.poison.labels(self.id, record.topic).inc()
-        logger.warning("%s: skipped poison record %s[%d]@%d: %s", self.id, record.topic, record.partition,
-                       record.offset, reason[:500], extra={"component": self.id})
-        offsets.skip(record.offset)
+    def _changed(self) -> None:
+        """An offset became done: commit soon (and wake shutdown's wait)."""
         self._dirty.set()
+        self._progress.set()
 
     # -- rebalances (called by aiokafka's ConsumerRebalanceListener) -------------------------------------------
 
@@ -301,6 +299,7 @@ class KafkaReceiver:
                 offsets.revoked = True
                 if offsets.in_flight:
                     self._revoked[tp] = offsets
+        self._lag.assigned(len(self._offsets), revoked)
         self._paused = False
         self._metrics.paused.labels(self.id).set(0)
 
@@ -311,6 +310,7 @@ class KafkaReceiver:
             if (old := self._offsets.get(tp)) is not None:
                 old.revoked = True
             self._offsets[tp] = PartitionOffsets()
+        self._lag.assigned(len(self._offsets))
 
 
 class _Listener:

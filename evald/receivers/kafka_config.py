@@ -5,8 +5,9 @@ Config keys (``receivers: kafka[/<name>]:``), mirroring the Collector's ``kafkar
     receivers:
       kafka:
         brokers: [localhost:9092]
-        traces: {topic: otlp_spans, encoding: otlp_proto}   # otlp_proto | otlp_json; null disables
-        logs: null                                         # e.g. {topic: otlp_logs, encoding: otlp_proto}
+        traces: {topics: [otlp_spans], encoding: otlp_proto}  # otlp_proto | otlp_json; null disables
+        logs: null                                 # e.g. {topics: [otlp_logs], encoding: otlp_proto}
+        # `topic: x` (one topic, the older Collector form) is still accepted and means `topics: [x]`
         group_id: evald                   # client_id: evald as well
         initial_offset: latest            # or earliest: where to start when the group has no committed offset
         session_timeout: 10s
@@ -14,6 +15,7 @@ Config keys (``receivers: kafka[/<name>]:``), mirroring the Collector's ``kafkar
         max_record_size: 1048576          # bytes; larger records are skipped as poison (>= producer.max_message_bytes)
         commit_interval: 1s               # how often completed offsets are committed
         backoff: 250ms                    # wait before retrying a record the assembly window refused (full)
+        dead_letter: null                 # e.g. {topic: otlp_spans_dlq, brokers: null}; see kafka_dlq.py
         auth:
           sasl: {mechanism: PLAIN, username: u, password: p}   # PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512
           tls: {ca_file: ca.pem, cert_file: c.pem, key_file: k.pem, insecure_skip_verify: false}
@@ -30,6 +32,7 @@ from prometheus_client import Counter, Gauge
 from pydantic import Field, model_validator
 
 from evald.config.base import ComponentConfig, Duration
+from evald.receivers.kafka_dlq import DeadLetterConfig
 from evald.telemetry import Telemetry
 
 KafkaEncoding = Literal["otlp_proto", "otlp_json"]
@@ -37,8 +40,29 @@ ENCODINGS: dict[str, Literal["protobuf", "json"]] = {"otlp_proto": "protobuf", "
 
 
 class KafkaTopicConfig(ComponentConfig):
-    topic: str = Field(..., min_length=1, description="Topic to consume.")
+    topics: list[str] = Field([], description="Topics to consume (literal names; `^` regexes are not supported).")
+    topic: str | None = Field(None, min_length=1, description="One topic: the older form of `topics: [topic]`.")
     encoding: KafkaEncoding = Field("otlp_proto", description="Record value encoding: otlp_proto or otlp_json.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _merge(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("topic") is not None:
+            if data.get("topics") and list(data["topics"]) != [data["topic"]]:
+                raise ValueError("set either `topic` or `topics`, not both")
+            data = {**data, "topics": [data["topic"]]}
+        return data
+
+    @model_validator(mode="after")
+    def _check(self) -> KafkaTopicConfig:
+        if not self.topics:
+            raise ValueError("set `topics` (a list of topic names)")
+        for name in self.topics:
+            if not name or name.startswith("^"):
+                raise ValueError(f"topic {name!r}: topic names must be literal and non-empty (no `^` regex)")
+        if len(set(self.topics)) != len(self.topics):
+            raise ValueError("`topics` lists a topic twice")
+        return self
 
 
 class KafkaSASLConfig(ComponentConfig):
@@ -68,9 +92,9 @@ class KafkaAuthConfig(ComponentConfig):
 class KafkaReceiverConfig(ComponentConfig):
     brokers: list[str] = Field(["localhost:9092"], min_length=1, description="Bootstrap brokers, host:port.")
     traces: KafkaTopicConfig | None = Field(
-        KafkaTopicConfig(topic="otlp_spans"), description="Traces topic; `null` disables it."
+        KafkaTopicConfig(topics=["otlp_spans"]), description="Traces topics; `null` disables them."
     )
-    logs: KafkaTopicConfig | None = Field(None, description="Logs topic (e.g. otlp_logs); `null` (default) disables.")
+    logs: KafkaTopicConfig | None = Field(None, description="Logs topics (e.g. otlp_logs); `null` (default) disables.")
     group_id: str = Field("evald", min_length=1, description="Consumer group; replicas in one group share partitions.")
     client_id: str = Field("evald", description="Client id sent to the brokers.")
     initial_offset: Literal["latest", "earliest"] = Field(
@@ -82,16 +106,30 @@ class KafkaReceiverConfig(ComponentConfig):
     commit_interval: Duration = Field(1.0, gt=0, description="How often completed offsets are committed.")
     backoff: Duration = Field(0.25, gt=0, description="Retry delay for a record the window refused (full).")
     auth: KafkaAuthConfig = Field(KafkaAuthConfig(), description="SASL and TLS settings.")
+    dead_letter: DeadLetterConfig | None = Field(
+        None, description="Copy poison records to a dead-letter topic before skipping them; `null` (default) is off."
+    )
 
     @model_validator(mode="after")
     def _check(self) -> KafkaReceiverConfig:
         if self.traces is None and self.logs is None:
             raise ValueError("enable at least one of `traces` or `logs`")
-        if self.traces is not None and self.logs is not None and self.traces.topic == self.logs.topic:
-            raise ValueError("`traces.topic` and `logs.topic` must differ")
+        if self.traces is not None and self.logs is not None and set(self.traces.topics) & set(self.logs.topics):
+            raise ValueError("`traces.topics` and `logs.topics` must differ")
+        if self.dead_letter is not None and self.dead_letter.brokers is None and self.dead_letter.topic in self.topics:
+            raise ValueError("`dead_letter.topic` must not be a consumed topic")
         if self.heartbeat_interval >= self.session_timeout:
             raise ValueError("`heartbeat_interval` must be shorter than `session_timeout`")
         return self
+
+    @property
+    def topics(self) -> dict[str, tuple[Literal["traces", "logs"], KafkaTopicConfig]]:
+        """Every consumed topic -> (signal, its topic config)."""
+        out: dict[str, tuple[Literal["traces", "logs"], KafkaTopicConfig]] = {}
+        for signal, cfg in (("traces", self.traces), ("logs", self.logs)):
+            for name in cfg.topics if cfg is not None else ():
+                out[name] = (signal, cfg)  # type: ignore[assignment]
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +139,9 @@ class _Metrics:
     commits: Counter
     rebalances: Counter
     paused: Gauge
+    lag: Gauge
+    assigned: Gauge
+    dead_letter: Counter
 
 
 _METRICS: weakref.WeakKeyDictionary[Telemetry, _Metrics] = weakref.WeakKeyDictionary()
@@ -118,8 +159,28 @@ def kafka_metrics(telemetry: Telemetry) -> _Metrics:
             Counter("evald_kafka_commits", "Offset commits, by outcome.", ["receiver", "outcome"], registry=r),
             Counter("evald_kafka_rebalances", "Partitions assigned/revoked events.", ["receiver", "kind"], registry=r),
             Gauge("evald_kafka_paused_partitions", "Partitions paused by backpressure.", ["receiver"], registry=r),
+            Gauge("evald_kafka_consumer_lag", "Records behind: high watermark minus the group's committed offset.",
+                  ["receiver", "topic", "partition"], registry=r),
+            Gauge("evald_kafka_assigned_partitions", "Partitions assigned to this replica.", ["receiver"], registry=r),
+            Counter("evald_kafka_dead_letter", "Poison records copied to the dead-letter topic, by outcome.",
+                    ["receiver", "outcome"], registry=r),
         )
     return found
+
+
+def producer_options(config: KafkaReceiverConfig) -> dict[str, Any]:
+    """Keyword arguments for the dead-letter ``AIOKafkaProducer``: the receiver's auth, not idempotent (tansu and
+    some brokers do not support it), ``acks=all``."""
+    dlq = config.dead_letter
+    brokers = config.brokers if dlq is None or dlq.brokers is None else dlq.brokers
+    timeout_ms = int((dlq.timeout if dlq is not None else 10.0) * 1000)
+    options = {k: v for k, v in consumer_options(config).items() if k in _SHARED}
+    return {**options, "bootstrap_servers": list(brokers), "enable_idempotence": False, "acks": "all",
+            "request_timeout_ms": timeout_ms, "max_request_size": max(config.max_record_size, 1024 * 1024) + 65536}
+
+
+_SHARED = {"client_id", "ssl_context", "sasl_mechanism", "sasl_plain_username", "sasl_plain_password",
+           "security_protocol"}
 
 
 def consumer_options(config: KafkaReceiverConfig) -> dict[str, Any]:

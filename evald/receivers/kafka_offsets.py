@@ -18,7 +18,7 @@ import heapq
 class PartitionOffsets:
     """In-flight offsets of one partition during one assignment."""
 
-    __slots__ = ("_heap", "_open", "_next", "_forward", "committed", "revoked")
+    __slots__ = ("_heap", "_open", "_next", "_forward", "committed", "revoked", "first")
 
     def __init__(self) -> None:
         self._heap: list[int] = []  # min-heap of offsets; finished ones are popped lazily
@@ -27,6 +27,7 @@ class PartitionOffsets:
         self._forward: dict[int, PartitionOffsets] = {}  # offset -> the later assignment that re-read it
         self.committed: int | None = None  # the last offset committed (by this assignment)
         self.revoked = False
+        self.first: int | None = None  # the lowest offset seen (where this assignment started reading)
 
     def start(self, offset: int) -> None:
         """A record was handed on; it is in flight until :meth:`done`."""
@@ -71,5 +72,7 @@ class PartitionOffsets:
         return offset
 
     def _seen(self, offset: int) -> None:
+        if self.first is None or offset < self.first:
+            self.first = offset
         if self._next is None or offset + 1 > self._next:
             self._next = offset + 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -84,3 +85,21 @@ async def wait_committed(bootstrap: str, group: str, topic: str, partitions: int
         if all(got.get(p) == end for p, end in want.items()) or loop.time() > deadline:
             return got
         await asyncio.sleep(0.2)
+
+
+async def read_topic(bootstrap: str, topic: str, count: int, timeout: float = 15.0) -> list[Any]:
+    """The first ``count`` records of partition 0 of ``topic``, read without a group (nothing is committed)."""
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest")
+    await consumer.start()
+    out: list[Any] = []
+    try:
+        consumer.assign([TopicPartition(topic, 0)])
+        deadline = asyncio.get_running_loop().time() + timeout
+        while len(out) < count and asyncio.get_running_loop().time() < deadline:
+            for records in (await consumer.getmany(timeout_ms=200)).values():
+                out.extend(records)
+        return out
+    finally:
+        await consumer.stop()

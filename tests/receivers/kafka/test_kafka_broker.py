@@ -257,3 +257,24 @@ async def test_otlp_json_records(kafka_broker: str) -> None:
         assert sample(svc, "evald_kafka_poison_records_total", receiver="kafka", topic=topic) == 1
     finally:
         await svc.shutdown()
+
+
+async def test_a_topics_list_is_consumed_as_one_subscription(kafka_broker: str) -> None:
+    first, group = names()
+    second = f"{first}_b"
+    for topic in (first, second):
+        await create_topic(kafka_broker, topic, 1)
+    records = corpus_records()
+    ends_a = await produce(kafka_broker, first, list(records[:4]))
+    ends_b = await produce(kafka_broker, second, list(records[4:]))
+    exporter = InMemoryExporter()
+    text = config_text(kafka_broker, first, group).replace(f"topic: {first},", f"topics: [{first}, {second}],")
+    svc = EvaldService(parse_config(text), with_admin=False, configured_exporters=False, extra_exporters=[exporter])
+    await svc.start()
+    try:
+        assert await wait_committed(kafka_broker, group, first, 1, ends_a) == {0: 4}
+        assert await wait_committed(kafka_broker, group, second, 1, ends_b) == {0: len(records) - 4}
+        await wait_until(lambda: {c.trace_id for c in exporter.cases} == scored_trace_ids())
+        assert sample(svc, "evald_kafka_records_total", receiver="kafka", topic=second) == len(records) - 4
+    finally:
+        await svc.shutdown()
