@@ -26,6 +26,7 @@ from evald.config.base import ComponentConfig
 from evald.config.model import EvaldConfig
 from evald.errors import ConfigError
 from evald.pipeline.bindings import MetricSpec
+from evald.pipeline.conditions import check_conditions
 
 _ENV_RE = re.compile(r"\$\$|\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -139,6 +140,7 @@ def _validate_metrics(specs: list[MetricSpec] | list[MetricSpec | None], problem
             cls.Options.model_validate(spec.options)
         except ValidationError as err:
             problems += _pydantic_problems(err, f"{path}.options")
+    problems += check_conditions(specs)  # `when`: known metrics, scopes that meet, no cycles
 
 
 def _salvage_metric_specs(section: Any) -> list[MetricSpec | None]:

@@ -3,7 +3,9 @@
 Config (one list item under ``metrics:``): ``kind`` (registry kind or ``module:Class``), ``name`` (defaults to
 the kind; must be unique), ``threshold`` (defaults to the metric's), ``scope`` (``trace``, ``llm_call`` or
 ``all``; default ``trace``), ``options`` (validated against the metric's ``Options`` model) and ``filter``
-(``service_name``/``model``/``provider``: lists of shell-style globs; a case must match every key given).
+(``service_name``/``model``/``provider``: lists of shell-style globs; a case must match every key given),
+``sampling`` (share of traces, by trace id) and ``when`` (conditions on cheaper metrics of the same case; both in
+evald/pipeline/conditions.py).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pydantic import Field
 from evald.case import EvalCase
 from evald.config.base import ComponentConfig
 from evald.metrics.base import BaseMetric
+from evald.pipeline.conditions import Gate, When, make_gate, plan_order
 
 
 class MetricFilter(ComponentConfig):
@@ -45,17 +48,28 @@ class MetricSpec(ComponentConfig):
     )
     options: dict[str, Any] = Field(default_factory=dict, description="Per-kind options (docs/metrics.md).")
     filter: MetricFilter = Field(MetricFilter(), description="Only cases matching every given list.")
+    sampling: float = Field(
+        1.0, ge=0.0, le=1.0, description="Share of traces this metric runs on, by trace id (nested: a trace in a "
+        "10% sample is in every 20% sample); the others are skipped as `sampled_out`.",
+    )
+    when: When | None = Field(
+        None, description="Run only if other metrics of the case meet these conditions (docs/judges.md); "
+        "else skipped as `condition_not_met`.",
+    )
 
 
 class MetricBinding:
     """A built metric plus where it applies."""
 
-    __slots__ = ("metric", "scope", "filter", "_unfiltered")
+    __slots__ = ("metric", "scope", "filter", "_unfiltered", "gate", "wave", "order")
 
-    def __init__(self, metric: BaseMetric, scope: str, metric_filter: MetricFilter) -> None:
+    def __init__(self, metric: BaseMetric, scope: str, metric_filter: MetricFilter, gate: Gate | None = None) -> None:
         self.metric = metric
         self.scope = scope
         self.filter = metric_filter
+        self.gate = gate  # None: no sampling, no condition (the scorer's plain path)
+        self.wave = 0  # evaluation order among gated metrics (set by plan_order)
+        self.order = (0, 1 if metric.is_async else 0, 0)
         self._unfiltered = metric_filter.service_name is None and metric_filter.model is None and (
             metric_filter.provider is None)
 
@@ -71,5 +85,7 @@ def build_bindings(specs: list[MetricSpec]) -> list[MetricBinding]:
     for spec in specs:
         cls = get_metric_class(spec.kind)
         metric = cls(threshold=spec.threshold, options=spec.options, name=spec.name)
-        bindings.append(MetricBinding(metric, spec.scope, spec.filter))
+        bindings.append(MetricBinding(metric, spec.scope, spec.filter, make_gate(spec.sampling, spec.when)))
+    if any(spec.when is not None for spec in specs):
+        plan_order(bindings, [spec.when for spec in specs])
     return bindings

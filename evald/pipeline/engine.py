@@ -91,7 +91,8 @@ class EvaluationPipeline:
         self._bindings = list(bindings)
         self._exporters = list(exporters)
         self._tm = telemetry
-        self._scorer = CaseScorer(telemetry, config.metric_timeout)
+        self._scorer = CaseScorer(  # metrics with per-metric sampling/when are checked; the others cost nothing more
+            telemetry, config.metric_timeout, gated=any(b.gate is not None for b in self._bindings))
         self._queue: asyncio.Queue[_Work] = asyncio.Queue(maxsize=config.queue_size)
         self._workers: list[asyncio.Task[None]] = []
         self._log = RateLimitedLog(logger)

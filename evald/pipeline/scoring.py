@@ -7,6 +7,11 @@ case run concurrently, each under its own ``metric_timeout``.
 A metric returning ``None`` is "skipped" with reason ``not_applicable``, never a 0 score; one raising
 ``MetricSkipped(reason)`` (e.g. a judge out of budget) is skipped with that reason. A metric that raises anything
 else or times out is an "error" outcome with a short reason; it never becomes a score and never stops the others.
+
+A binding with a gate (per-metric ``sampling`` or ``when``, evald/pipeline/conditions.py) is checked just before
+its metric would run, against the scores of the metrics already run on the case (synchronous first, then waves of
+asynchronous ones); a gated-out metric is skipped with reason ``sampled_out`` or ``condition_not_met``.
+``gated=False`` (no binding has a gate) keeps the plain path free of any check.
 """
 
 from __future__ import annotations
@@ -35,9 +40,10 @@ class _Skip(str):
 
 
 class CaseScorer:
-    def __init__(self, telemetry: Telemetry, metric_timeout: float) -> None:
+    def __init__(self, telemetry: Telemetry, metric_timeout: float, *, gated: bool = True) -> None:
         self._tm = telemetry
         self._timeout = metric_timeout
+        self._gated = gated
         self._log = RateLimitedLog(logger)
         self._durations: dict[str, Any] = {}  # metric name -> bound histogram child (labels() is not free)
         self._skips: dict[tuple[str, str], Any] = {}  # (metric, reason) -> bound counter child
@@ -45,16 +51,19 @@ class CaseScorer:
     async def score(self, case: EvalCase, bindings: Sequence[MetricBinding]) -> ScoredCase:
         metrics = [b.metric for b in bindings]
         outcomes: dict[int, _Outcome] = {}
-        pending = [(i, m) for i, m in enumerate(metrics) if m.is_async]
-        for i, metric in enumerate(metrics):
-            if not metric.is_async:
-                outcomes[i] = self._run_sync(metric, case)
-        if len(pending) == 1:
-            i, metric = pending[0]
-            outcomes[i] = await self._run_async(metric, case)
-        elif pending:
-            results = await asyncio.gather(*(self._run_async(m, case) for _, m in pending))
-            outcomes.update(zip((i for i, _ in pending), results, strict=True))
+        if self._gated and any(b.gate is not None for b in bindings):
+            await self._run_gated(case, bindings, outcomes)
+        else:
+            pending = [(i, m) for i, m in enumerate(metrics) if m.is_async]
+            for i, metric in enumerate(metrics):
+                if not metric.is_async:
+                    outcomes[i] = self._run_sync(metric, case)
+            if len(pending) == 1:
+                i, metric = pending[0]
+                outcomes[i] = await self._run_async(metric, case)
+            elif pending:
+                results = await asyncio.gather(*(self._run_async(m, case) for _, m in pending))
+                outcomes.update(zip((i for i, _ in pending), results, strict=True))
         scores: list[Score] = []
         skipped: list[tuple[str, str]] = []
         errors: list[tuple[str, str]] = []
@@ -74,6 +83,36 @@ class CaseScorer:
             case=case, scores=tuple(scores), skipped=tuple(skipped), errors=tuple(errors),
             metric_dimensions={m.name: m.dimension.value for m in metrics},
         )
+
+    async def _run_gated(
+        self, case: EvalCase, bindings: Sequence[MetricBinding], outcomes: dict[int, _Outcome]
+    ) -> None:
+        """Run wave by wave (sync metrics of a wave inline, then its async ones together), each gate checked
+        against the scores so far."""
+        scores: dict[str, Score] = {}
+        order = sorted(range(len(bindings)), key=lambda k: bindings[k].order)
+        start = 0
+        while start < len(order):
+            wave = bindings[order[start]].wave
+            pending: list[int] = []
+            while start < len(order) and bindings[order[start]].wave == wave:
+                i = order[start]
+                start += 1
+                binding = bindings[i]
+                reason = binding.gate.blocked(case, scores) if binding.gate is not None else None
+                if reason is not None:
+                    outcomes[i] = (None, _Skip(reason))
+                elif binding.metric.is_async:
+                    pending.append(i)
+                else:
+                    outcomes[i] = self._run_sync(binding.metric, case)
+                    if (result := outcomes[i][0]) is not None:
+                        scores[binding.metric.name] = result
+            results = await asyncio.gather(*(self._run_async(bindings[i].metric, case) for i in pending))
+            for i, outcome in zip(pending, results, strict=True):
+                outcomes[i] = outcome
+                if outcome[0] is not None:
+                    scores[bindings[i].metric.name] = outcome[0]
 
     def _run_sync(self, metric: BaseMetric, case: EvalCase) -> _Outcome:
         started = time.perf_counter()
