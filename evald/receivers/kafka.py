@@ -110,7 +110,7 @@ class KafkaReceiver:
                     ",".join(self.config.brokers), self.config.group_id, extra={"component": self.id})
 
     async def shutdown(self, timeout: float) -> None:
-        """Stop fetching, wait up to ``timeout`` for in-flight records, commit what is done, close. Idempotent."""
+        """Stop fetching, wait for in-flight records, commit what is done, close: all within ``timeout``. Idempotent."""
         if self._closed:
             return
         self._closed = True
@@ -134,16 +134,16 @@ class KafkaReceiver:
         if left:
             logger.info("kafka receiver stopping with %d records in flight; they stay uncommitted and are re-read "
                         "by the next consumer", left, extra={"component": self.id})
-        await self.commit()
+        await self.commit(timeout=max(0.1, deadline - time.monotonic()))  # broker down: counted as failed
         await self._dead.shutdown()  # copies still in progress stay uncommitted
         for p in self._offsets.values():
             p.revoked = True
         self._metrics.paused.labels(self.id).set(0)
-        with contextlib.suppress(Exception):
-            await consumer.stop()
+        with contextlib.suppress(Exception):  # bounded: leaving the group must not hang while the broker is down
+            await asyncio.wait_for(consumer.stop(), max(1.0, deadline - time.monotonic()))
 
-    async def commit(self, partitions: Any = None) -> None:
-        """Commit the done offsets of ``partitions`` (default: every assigned one) that advanced."""
+    async def commit(self, partitions: Any = None, timeout: float | None = None) -> None:
+        """Commit the done offsets of ``partitions`` (default: all assigned) that advanced, within ``timeout``."""
         consumer = self._consumer
         if consumer is None:
             return
@@ -153,8 +153,8 @@ class KafkaReceiver:
         if not offsets:
             return
         try:
-            await consumer.commit(offsets)
-        except Exception as err:  # rebalance in progress, coordinator moved, ... : the next commit retries
+            await asyncio.wait_for(consumer.commit(offsets), timeout or self.config.session_timeout)
+        except Exception as err:  # rebalance, broker down (aiokafka alone would wait forever), ...: retried later
             self._metrics.commits.labels(self.id, "failed").inc()
             self._dirty.set()
             _errors.log(logging.WARNING, f"{self.id}:commit:{type(err).__name__}", "%s: offset commit failed: %r",

@@ -33,6 +33,7 @@ from pydantic import Field, model_validator
 
 from evald.config.base import ComponentConfig, Duration
 from evald.receivers.kafka_dlq import DeadLetterConfig
+from evald.receivers.kafka_logs import quiet_aiokafka_logs
 from evald.telemetry import Telemetry
 
 KafkaEncoding = Literal["otlp_proto", "otlp_json"]
@@ -184,7 +185,11 @@ _SHARED = {"client_id", "ssl_context", "sasl_mechanism", "sasl_plain_username", 
 
 
 def consumer_options(config: KafkaReceiverConfig) -> dict[str, Any]:
-    """Keyword arguments for ``AIOKafkaConsumer`` (offsets are committed by the receiver, never automatically)."""
+    """Keyword arguments for ``AIOKafkaConsumer`` (offsets are committed by the receiver, never automatically).
+
+    Every aiokafka client of evald is built from these options, so this also rate-limits aiokafka's own log lines
+    (kafka_logs.py): a broker outage would otherwise log dozens of ERROR lines per second."""
+    quiet_aiokafka_logs()
     options: dict[str, Any] = {
         "bootstrap_servers": list(config.brokers),
         "group_id": config.group_id,
