@@ -14,8 +14,12 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from evald.loop_histogram import LoopHistogram
+from evald.pipeline.case_queue import WaitHistogram
 
 _DURATION_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+_QUEUE_WAIT_BUCKETS = (
+    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 7.5, 10.0, 15.0, 30.0, 60.0,
+)
 
 
 class Telemetry:
@@ -93,6 +97,10 @@ class Telemetry:
         )
         self.queue_size = Gauge("evald_queue_size", "Cases waiting for a worker.", registry=r)
         self.queue_capacity = Gauge("evald_queue_capacity", "Capacity of the case queue.", registry=r)
+        self.queue_wait = WaitHistogram(
+            "evald_queue_wait_seconds", "Time a case waited in the case queue before a worker took it.",
+            _QUEUE_WAIT_BUCKETS, r,
+        )
         self.metric_duration = LoopHistogram(
             "evald_metric_duration_seconds", "Time one metric took on one case.", "metric", _DURATION_BUCKETS, r
         )

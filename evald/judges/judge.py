@@ -8,8 +8,10 @@ limiter -> strict parsing of the verdict.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Sequence
+from typing import Any
 
 from evald.judges.cache import VerdictCache, cache_key
 from evald.judges.config import JudgeConfig
@@ -18,6 +20,18 @@ from evald.judges.prompting import Verdict, VerdictField, build_prompt, parse_ve
 from evald.judges.providers import JudgeProvider, make_provider
 from evald.judges.redaction import Redactor
 from evald.judges.telemetry import JudgeTelemetry
+
+
+@functools.lru_cache(maxsize=256)
+def _template(task: str, fields: tuple[VerdictField, ...]) -> str:
+    """The trusted part of a prompt, for the cache key (computed once per metric, not per call)."""
+    return json.dumps([task, [[f.name, f.minimum, f.maximum, f.meaning] for f in fields]])
+
+
+@functools.lru_cache(maxsize=256)
+def _schema(fields: tuple[VerdictField, ...]) -> dict[str, Any]:
+    """The verdict's JSON schema, built once per metric (shared, never modified)."""
+    return verdict_schema(fields)
 
 
 class Judge:
@@ -49,8 +63,7 @@ class Judge:
         redacted = [(label, session.redact(text)) for label, text in data]
         if self.cache is None:
             return await self._call(task, redacted, fields)
-        template = json.dumps([task, [[f.name, f.minimum, f.maximum, f.meaning] for f in fields]])
-        key = cache_key(metric, self.config.model, template, redacted)
+        key = cache_key(metric, self.config.model, _template(task, tuple(fields)), redacted)
 
         def miss() -> Awaitable[Verdict]:
             self._tm.cache_requests.labels(self.name, "miss").inc()
@@ -63,7 +76,7 @@ class Judge:
 
     async def _call(self, task: str, data: Sequence[tuple[str, str]], fields: Sequence[VerdictField]) -> Verdict:
         prompt = build_prompt(task, data, fields)
-        schema = verdict_schema(fields)
+        schema = _schema(tuple(fields))
         return await self.limiter.call(
             prompt.text, lambda: self.provider.complete(prompt.system, prompt.user, schema),
             lambda text: parse_verdict(text, fields),

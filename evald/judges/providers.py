@@ -1,11 +1,18 @@
 """The two judge providers on their official SDKs, with the SDKs' own retries off (the limiter owns retries).
 
-Structured output is provider-native when the verdict's JSON schema is given. ``openai``: ``AsyncOpenAI`` chat
-completions with ``response_format`` ``json_schema`` (strict); a server that refuses it with HTTP 400 gets
-``json_object`` instead, then and for the provider's lifetime (remembered, one extra request once); ``base_url``
-makes it work with any OpenAI-compatible server (vLLM, Ollama, gateways). ``anthropic``: ``AsyncAnthropic``
-messages with a forced tool (``verdict``, the schema as its ``input_schema``); the ``tool_use`` block's input
-is the verdict, re-serialised as JSON in the order received (a plain text JSON answer is accepted too).
+Both send through the SDK's low-level request path, ``client.post(path, body=<dict>, cast_to=<its Response>)``:
+the SDK still does auth, ``base_url`` handling, headers, timeouts and its typed errors (``APIStatusError``,
+``APITimeoutError``, ``APIConnectionError``), but evald builds the body itself (the per-judge part once) and reads
+the few response fields it needs with ``orjson``, skipping the SDK's per-call params transform and response models
+(about half of the SDK's CPU per call; docs/benchmarks.md). One HTTP client per judge keeps at least
+``max_concurrency`` connections alive between calls.
+
+Structured output is provider-native when the verdict's JSON schema is given. ``openai``: chat completions with
+``response_format`` ``json_schema`` (strict); a server that refuses it with HTTP 400 gets ``json_object``
+instead, then and for the provider's lifetime (remembered, one extra request once); ``base_url`` makes it work
+with any OpenAI-compatible server (vLLM, Ollama, gateways). ``anthropic``: messages with a forced tool
+(``verdict``, the schema as its ``input_schema``); the ``tool_use`` block's input is the verdict, re-serialised as
+JSON in the order received (a plain text JSON answer is accepted too).
 Both raise ``ProviderError`` with an outcome (``rate_limited``, ``server_error``, ``client_error``, ``timeout``,
 ``connection_error``, ``malformed``) and the server's ``Retry-After``; messages never carry the API key.
 """
@@ -13,12 +20,14 @@ Both raise ``ProviderError`` with an outcome (``rate_limited``, ``server_error``
 from __future__ import annotations
 
 import email.utils
+import importlib
 import json
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
+import orjson
 
 from evald.judges.config import JudgeConfig
 
@@ -78,17 +87,69 @@ def _status_error(status: int, headers: httpx.Headers) -> ProviderError:
     return ProviderError("client_error", f"HTTP {status}")
 
 
-class OpenAIProvider:
+def http_library(sdk: Any) -> Any:
+    """The HTTP library this SDK version is built on (``httpx``, or ``httpx2`` for openai 3 / anthropic 2)."""
+    return importlib.import_module(type(sdk.DEFAULT_CONNECTION_LIMITS).__module__.partition(".")[0])
+
+
+def _http_client(sdk: Any, max_concurrency: int) -> Any:
+    """The SDK's own default async HTTP client, with keep-alive for at least ``max_concurrency`` connections."""
+    default = sdk.DEFAULT_CONNECTION_LIMITS
+    limits = type(default)(
+        max_connections=max(default.max_connections or 0, max_concurrency),
+        max_keepalive_connections=max(default.max_keepalive_connections or 0, max_concurrency),
+    )
+    return sdk.DefaultAsyncHttpxClient(limits=limits)
+
+
+class _SdkProvider:
+    """One SDK client per judge; ``_post`` is the call and its error classification shared by both providers."""
+
+    def __init__(self, config: JudgeConfig, sdk: Any, client_class: Any) -> None:
+        self._sdk = sdk
+        self._config = config
+        self._client = client_class(
+            api_key=config.api_key.get_secret_value() if config.api_key else None,
+            base_url=config.base_url, timeout=config.timeout, max_retries=0,
+            http_client=_http_client(sdk, config.max_concurrency),
+        )
+        self._raw_response = http_library(sdk).Response  # ``cast_to`` that makes the SDK return it undecoded
+
+    async def _post(self, path: str, body: dict[str, Any]) -> Any:
+        """The decoded JSON answer of a 2xx response; every failure as a ``ProviderError`` (``BadRequestError``
+        passes through: the OpenAI provider decides what a 400 means)."""
+        errors = self._sdk
+        try:
+            response = await self._client.post(path, body=body, cast_to=self._raw_response)
+            return orjson.loads(response.content)
+        except errors.BadRequestError:
+            raise
+        except errors.APIStatusError as err:
+            raise _status_error(err.status_code, err.response.headers) from None
+        except errors.APITimeoutError:
+            raise ProviderError("timeout", f"no answer within {self._config.timeout:g}s") from None
+        except errors.APIConnectionError as err:
+            raise ProviderError("connection_error", f"connection failed: {type(err.__cause__).__name__}") from None
+        except ValueError as err:  # orjson.JSONDecodeError included
+            raise ProviderError("malformed", f"unreadable response: {type(err).__name__}") from None
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _malformed(detail: str) -> ProviderError:
+    return ProviderError("malformed", detail)
+
+
+class OpenAIProvider(_SdkProvider):
     def __init__(self, config: JudgeConfig) -> None:
         import openai
 
-        self._openai = openai
-        self._config = config
+        super().__init__(config, openai, openai.AsyncOpenAI)
         self.json_schema_supported = True
-        self._client = openai.AsyncOpenAI(
-            api_key=config.api_key.get_secret_value() if config.api_key else None,
-            base_url=config.base_url, timeout=config.timeout, max_retries=0,
-        )
+        self._fixed: dict[str, Any] = {"model": config.model, "max_tokens": config.max_output_tokens}
+        if config.temperature is not None:
+            self._fixed["temperature"] = config.temperature
 
     async def complete(self, system: str, user: str, schema: dict[str, Any] | None = None) -> Completion:
         if schema is not None and self.json_schema_supported:
@@ -100,84 +161,56 @@ class OpenAIProvider:
                 self.json_schema_supported = False
         return await self._create(system, user, {"type": "json_object"})
 
-    async def _create(self, system: str, user: str, response_format: Any) -> Completion:
-        cfg, errors = self._config, self._openai
+    async def _create(self, system: str, user: str, response_format: dict[str, Any]) -> Completion:
+        body = {**self._fixed, "response_format": response_format,
+                "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
         try:
-            response = await self._client.chat.completions.create(
-                model=cfg.model, max_tokens=cfg.max_output_tokens,
-                temperature=cfg.temperature if cfg.temperature is not None else errors.NOT_GIVEN,
-                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-                response_format=response_format,
-            )
-        except errors.BadRequestError:
+            answer = await self._post("/chat/completions", body)
+        except self._sdk.BadRequestError:
             if response_format["type"] == "json_schema":
                 raise _SchemaRefused from None
             raise ProviderError("client_error", "HTTP 400") from None
-        except errors.APIStatusError as err:
-            raise _status_error(err.status_code, err.response.headers) from None
-        except errors.APITimeoutError:
-            raise ProviderError("timeout", f"no answer within {cfg.timeout:g}s") from None
-        except errors.APIConnectionError as err:
-            raise ProviderError("connection_error", f"connection failed: {type(err.__cause__).__name__}") from None
-        except (errors.APIResponseValidationError, ValueError) as err:
-            raise ProviderError("malformed", f"unreadable response: {type(err).__name__}") from None
-        choices: list[Any] = list(getattr(response, "choices", None) or [])
-        usage = getattr(response, "usage", None)
-        text = choices[0].message.content if choices and choices[0].message else None
-        if not isinstance(text, str) or usage is None:
-            raise ProviderError("malformed", "response without message content or usage")
-        return Completion(text, int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0))
-
-    async def aclose(self) -> None:
-        await self._client.close()
+        try:
+            text = answer["choices"][0]["message"]["content"]
+            usage = answer["usage"]
+            tokens = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError):
+            raise _malformed("response without message content or usage") from None
+        if not isinstance(text, str):
+            raise _malformed("response without message content or usage")
+        return Completion(text, *tokens)
 
 
-class AnthropicProvider:
+class AnthropicProvider(_SdkProvider):
     def __init__(self, config: JudgeConfig) -> None:
         import anthropic
 
-        self._anthropic = anthropic
-        self._config = config
-        self._client = anthropic.AsyncAnthropic(
-            api_key=config.api_key.get_secret_value() if config.api_key else None,
-            base_url=config.base_url, timeout=config.timeout, max_retries=0,
-        )
+        super().__init__(config, anthropic, anthropic.AsyncAnthropic)
+        self._fixed: dict[str, Any] = {"model": config.model, "max_tokens": config.max_output_tokens}
+        if config.temperature is not None:
+            self._fixed["temperature"] = config.temperature
 
     async def complete(self, system: str, user: str, schema: dict[str, Any] | None = None) -> Completion:
-        cfg, errors = self._config, self._anthropic
-        tools: Any = errors.NOT_GIVEN
-        tool_choice: Any = errors.NOT_GIVEN
+        body = {**self._fixed, "system": system, "messages": [{"role": "user", "content": user}]}
         if schema is not None:
-            tools = [{"name": "verdict", "description": "Record your verdict.", "input_schema": schema}]
-            tool_choice = {"type": "tool", "name": "verdict"}
+            body["tools"] = [{"name": "verdict", "description": "Record your verdict.", "input_schema": schema}]
+            body["tool_choice"] = {"type": "tool", "name": "verdict"}
         try:
-            response = await self._client.messages.create(
-                model=cfg.model, max_tokens=cfg.max_output_tokens, system=system,
-                messages=[{"role": "user", "content": user}], tools=tools, tool_choice=tool_choice,
-                # this SDK no longer types `temperature`; the Messages API still takes it
-                extra_body={"temperature": cfg.temperature} if cfg.temperature is not None else None,
-            )
-        except errors.APIStatusError as err:
-            raise _status_error(err.status_code, err.response.headers) from None
-        except errors.APITimeoutError:
-            raise ProviderError("timeout", f"no answer within {cfg.timeout:g}s") from None
-        except errors.APIConnectionError as err:
-            raise ProviderError("connection_error", f"connection failed: {type(err.__cause__).__name__}") from None
-        except (errors.APIResponseValidationError, ValueError) as err:
-            raise ProviderError("malformed", f"unreadable response: {type(err).__name__}") from None
-        blocks: list[Any] = list(getattr(response, "content", None) or [])
-        tool_inputs = [b.input for b in blocks if getattr(b, "type", None) == "tool_use" and b.name == "verdict"]
+            answer = await self._post("/v1/messages", body)
+        except self._sdk.BadRequestError:
+            raise ProviderError("client_error", "HTTP 400") from None
+        try:
+            blocks = [b for b in answer.get("content") or () if isinstance(b, dict)]
+            usage = answer["usage"]
+            tokens = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+        except (KeyError, TypeError, AttributeError, ValueError):
+            raise _malformed("response without usage") from None
+        tool_inputs = [b.get("input") for b in blocks if b.get("type") == "tool_use" and b.get("name") == "verdict"]
         if tool_inputs:
             text = json.dumps(tool_inputs[0], ensure_ascii=False)
         else:
-            text = "".join(b.text for b in blocks if getattr(b, "type", None) == "text")
-        usage = getattr(response, "usage", None)
-        if usage is None:
-            raise ProviderError("malformed", "response without usage")
-        return Completion(text, int(usage.input_tokens or 0), int(usage.output_tokens or 0))
-
-    async def aclose(self) -> None:
-        await self._client.close()
+            text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+        return Completion(text, *tokens)
 
 
 def make_provider(config: JudgeConfig) -> JudgeProvider:

@@ -28,6 +28,7 @@ from evald.interfaces import Exporter
 from evald.mapping.router import MapperRouter
 from evald.model import AssembledTrace, ScoredCase
 from evald.pipeline.bindings import MetricBinding
+from evald.pipeline.case_queue import CaseQueue
 from evald.pipeline.conversations import ConversationTracker
 from evald.pipeline.goldens import ReferenceResolver
 from evald.pipeline.sampling import Sampler
@@ -93,7 +94,7 @@ class EvaluationPipeline:
         self._tm = telemetry
         self._scorer = CaseScorer(  # metrics with per-metric sampling/when are checked; the others cost nothing more
             telemetry, config.metric_timeout, gated=any(b.gate is not None for b in self._bindings))
-        self._queue: asyncio.Queue[_Work] = asyncio.Queue(maxsize=config.queue_size)
+        self._queue: asyncio.Queue[_Work] = CaseQueue(config.queue_size, telemetry.queue_wait.observe)
         self._workers: list[asyncio.Task[None]] = []
         self._log = RateLimitedLog(logger)
         self._closed = False

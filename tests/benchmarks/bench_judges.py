@@ -10,23 +10,24 @@ the verdict cache is off (every trace is new anyway). A feeder replicates the Ge
 traces with fresh ids into the assembly window: with ``--rate 0`` as fast as backpressure allows (the bounded
 queue stays full: saturation), else at that many traces per second.
 
-Reference, side by side in the same run (before and after evald, ``--reference-seconds`` each): the bare
-official openai SDK, alone in this process, keeping ``--concurrency`` chat completions in flight against the
+Reference, side by side in the same run (before and after evald, ``--reference-seconds`` each per path): the
+bare official openai SDK, alone in this process, keeping ``--concurrency`` chat completions in flight against the
 same server with the same request shape (an ``answer_relevancy`` prompt of a corpus case and the verdict JSON
-schema). It is what this machine can do with the SDK and nothing else.
+schema), on two paths: ``chat.completions.create`` (typed params and response models) and the SDK's low-level
+``client.post("/chat/completions", body=..., cast_to=<raw response>)`` plus an orjson parse, which is the path
+evald's provider uses. It is what this machine can do with the SDK and nothing else.
 
 The ideal is concurrency / latency (32 / 0.2 s = 160 judged cases/s). Reported: judged cases/s (verdicts, i.e.
 ``evald_judge_requests_total{outcome="ok"}``) per 10 s interval and over the whole measured window (after a
-warm-up), the ratio to the ideal, RSS at start/middle/end of the window, the queue wait (from ``queue.put`` to a
-worker taking the case; measured by timestamping the pipeline's queue, a benchmark-only hook) p50/p99, and every
-non-ok judge outcome or metric error.
+warm-up), the ratio to the ideal, RSS at start/middle/end of the window, the queue wait p50/p99 (from evald's own
+``evald_queue_wait_seconds`` histogram over the measured window, interpolated within buckets as Prometheus'
+``histogram_quantile`` does), and every non-ok judge outcome or metric error.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import collections
 import os
 import statistics
 import subprocess
@@ -43,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 from evald.cli import tune_gc  # noqa: E402
 from evald.config.loader import parse_config  # noqa: E402
 from evald.judges.prompting import VerdictField, build_prompt, verdict_schema  # noqa: E402
+from evald.judges.providers import http_library  # noqa: E402
 from evald.judges.registry import close_judges  # noqa: E402
 from evald.metrics.rag.answer_relevancy import AnswerRelevancyMetric  # noqa: E402
 from evald.model import ScoredCase  # noqa: E402
@@ -115,29 +117,35 @@ class CountingExporter:
         return None
 
 
-class TimedQueue(asyncio.Queue[Any]):
-    """FIFO queue that records how long each item waited (benchmark instrumentation)."""
-
-    def __init__(self, maxsize: int) -> None:
-        super().__init__(maxsize)
-        self._stamps: collections.deque[float] = collections.deque()
-        self.waits: list[float] = []
-        self.recording = False
-
-    def _put(self, item: Any) -> None:
-        self._stamps.append(time.perf_counter())
-        super()._put(item)
-
-    def _get(self) -> Any:
-        waited = time.perf_counter() - self._stamps.popleft()
-        if self.recording:
-            self.waits.append(waited)
-        return super()._get()
+def queue_wait_buckets(telemetry: Telemetry) -> list[tuple[float, float]]:
+    """(upper bound, cumulative count) of ``evald_queue_wait_seconds`` now."""
+    return [(float(s.labels["le"]), s.value) for m in telemetry.registry.collect()
+            if m.name == "evald_queue_wait_seconds" for s in m.samples if s.name.endswith("_bucket")]
 
 
-async def reference(base_url: str, concurrency: int, seconds: float) -> tuple[float, float]:
-    """The bare SDK: (calls/s, CPU ms per call) with ``concurrency`` calls in flight for ``seconds``."""
+def bucket_quantile(q: float, before: list[tuple[float, float]], after: list[tuple[float, float]]) -> float:
+    """The q-quantile of the observations between two snapshots, linear within a bucket (``histogram_quantile``)."""
+    counts = [(bound, a - b) for (bound, a), (_, b) in zip(after, before, strict=True)]
+    total = counts[-1][1] if counts else 0.0
+    if total <= 0:
+        return float("nan")
+    rank, lower, below = q * total, 0.0, 0.0
+    for bound, cumulative in counts:
+        if cumulative >= rank:
+            if bound == float("inf"):
+                return lower
+            return lower + (bound - lower) * (rank - below) / max(1e-9, cumulative - below)
+        lower, below = bound, cumulative
+    return lower
+
+
+async def reference(base_url: str, concurrency: int, seconds: float, path: str) -> tuple[float, float]:
+    """The bare SDK: (calls/s, CPU ms per call) with ``concurrency`` calls in flight for ``seconds``; ``path``
+    ``create`` (``chat.completions.create``) or ``post`` (the low-level ``client.post`` evald's provider uses)."""
     import openai
+    import orjson
+
+    raw_response = http_library(openai).Response  # what makes client.post return the response undecoded
 
     fields = (VerdictField("score", 1, 5, "relevance"),)
     prompt = build_prompt(AnswerRelevancyMetric.task, [("input", "What is the capital of France? " * 4),
@@ -147,16 +155,22 @@ async def reference(base_url: str, concurrency: int, seconds: float) -> tuple[fl
     messages: Any = [{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.user}]
     client = openai.AsyncOpenAI(api_key="sk-bench-not-a-real-key", base_url=f"{base_url}/v1", timeout=10,
                                 max_retries=0)
+    body = {"model": "gpt-4o-mini", "max_tokens": 512, "temperature": 0, "response_format": response_format,
+            "messages": messages}
     calls = 0
     deadline = 0.0
 
     async def loop() -> None:
         nonlocal calls
         while time.perf_counter() < deadline:
-            await client.chat.completions.create(
-                model="gpt-4o-mini", max_tokens=512, temperature=0, response_format=response_format,
-                messages=messages,
-            )
+            if path == "create":
+                await client.chat.completions.create(
+                    model="gpt-4o-mini", max_tokens=512, temperature=0, response_format=response_format,
+                    messages=messages,
+                )
+            else:
+                raw = await client.post("/chat/completions", body=body, cast_to=raw_response)
+                orjson.loads(raw.content)["choices"][0]["message"]["content"]
             calls += 1
 
     deadline = time.perf_counter() + 2.0  # warm up the connections
@@ -228,9 +242,6 @@ async def run(args: argparse.Namespace, base_url: str, server_pid: int) -> dict[
     service = EvaldService(config, telemetry, with_receivers=False, with_admin=False, configured_exporters=False,
                            extra_exporters=[exporter])
     pipeline = service.pipeline
-    queue = TimedQueue(args.queue_size)
-    pipeline._queue = queue  # noqa: SLF001 - benchmark instrumentation of the queue wait
-    telemetry.queue_size.set_function(queue.qsize)
     sample = telemetry.registry.get_sample_value
 
     def verdicts() -> float:
@@ -248,7 +259,7 @@ async def run(args: argparse.Namespace, base_url: str, server_pid: int) -> dict[
     lagger = asyncio.create_task(loop_lag(lags, stop))
     tune_gc()  # as `evald run` does after startup
     await asyncio.sleep(args.warmup)
-    queue.recording = True
+    waits0 = queue_wait_buckets(telemetry)
     lags.clear()
     t0, v0, cpu0, server0 = time.perf_counter(), verdicts(), time.process_time(), cpu_seconds(server_pid)
     load0, waited0 = os.getloadavg()[0], runqueue_wait_seconds()
@@ -260,8 +271,8 @@ async def run(args: argparse.Namespace, base_url: str, server_pid: int) -> dict[
         await asyncio.sleep(min(10.0, args.duration - (time.perf_counter() - t0)))
         now, v = time.perf_counter(), verdicts()
         intervals.append((v - last_v) / (now - last_t))
-        print(f"  t={now - t0:6.1f}s  judged/s {intervals[-1]:7.1f}  queue {queue.qsize():5d}  RSS {rss_mb():6.1f} MB",
-              flush=True)
+        print(f"  t={now - t0:6.1f}s  judged/s {intervals[-1]:7.1f}  queue {pipeline.queue_depth:5d}  "
+              f"RSS {rss_mb():6.1f} MB", flush=True)
         last_t, last_v = now, v
         if len(rss) == 1 and now - t0 >= args.duration / 2:
             rss.append(rss_mb())
@@ -270,7 +281,7 @@ async def run(args: argparse.Namespace, base_url: str, server_pid: int) -> dict[
     starved = runqueue_wait_seconds() - waited0
     d1 = durations()
     rss.append(rss_mb())
-    queue.recording = False
+    waits1 = queue_wait_buckets(telemetry)
     stop.set()
     feeder.cancel()
     await asyncio.gather(feeder, lagger, return_exceptions=True)
@@ -281,7 +292,8 @@ async def run(args: argparse.Namespace, base_url: str, server_pid: int) -> dict[
                 if m.name == "evald_judge_requests" for s in m.samples if s.name.endswith("_total")}
     errors = {s.labels["reason"]: s.value for m in telemetry.registry.collect()
               if m.name == "evald_metric_errors" for s in m.samples if s.name.endswith("_total")}
-    return {"rate": total / elapsed, "intervals": intervals, "rss": rss, "waits": queue.waits,
+    waits = (bucket_quantile(0.5, waits0, waits1), bucket_quantile(0.99, waits0, waits1))
+    return {"rate": total / elapsed, "intervals": intervals, "rss": rss, "waits": waits,
             "outcomes": outcomes, "errors": errors, "elapsed": elapsed, "cpu": cpu, "verdicts": total,
             "call_seconds": (d1[0] - d0[0]) / max(1.0, d1[1] - d0[1]), "lags": lags, "server_cpu": server_cpu,
             "load": (load0, load1), "starved": starved}
@@ -313,11 +325,12 @@ def main() -> int:
         print(f"judge max_concurrency {args.concurrency}, server latency {args.latency * 1000:.0f} ms: ideal "
               f"{ideal:.0f} judged cases/s; workers {args.workers}, queue {args.queue_size}, "
               f"rate {'saturate' if args.rate <= 0 else args.rate}; cpus={os.cpu_count()}", flush=True)
-        refs = [asyncio.run(reference(base_url, args.concurrency, args.reference_seconds))] if (
-            args.reference_seconds > 0) else []
+        paths = ("create", "post") if args.reference_seconds > 0 else ()
+        refs = {path: [asyncio.run(reference(base_url, args.concurrency, args.reference_seconds, path))]
+                for path in paths}
         result = asyncio.run(run(args, base_url, server.pid))
-        if refs:
-            refs.append(asyncio.run(reference(base_url, args.concurrency, args.reference_seconds)))
+        for path in paths:
+            refs[path].append(asyncio.run(reference(base_url, args.concurrency, args.reference_seconds, path)))
     finally:
         server.terminate()
         server.wait(10)
@@ -330,13 +343,15 @@ def main() -> int:
           f"({min(result['intervals']):.1f}–{max(result['intervals']):.1f}) |")
     print(f"| ratio to the ideal {ideal:.0f}/s | **{result['rate'] / ideal:.3f}** |")
     print(f"| RSS start / middle / end | {rss[0]:.0f} / {rss[1 if len(rss) > 2 else 0]:.0f} / {rss[-1]:.0f} MB |")
-    print(f"| queue wait p50 / p99 | {percentile(result['waits'], 0.5) * 1000:.0f} / "
-          f"{percentile(result['waits'], 0.99) * 1000:.0f} ms |")
-    if refs:
-        ref_rate = statistics.mean(r[0] for r in refs)
-        print(f"| bare openai SDK, same server and concurrency (before / after) | {refs[0][0]:.1f} / {refs[1][0]:.1f} "
-              f"calls/s, {refs[0][1]:.2f} / {refs[1][1]:.2f} ms CPU per call |")
-        print(f"| ratio evald / bare SDK (mean of before and after) | **{result['rate'] / ref_rate:.3f}** |")
+    print(f"| queue wait p50 / p99 (evald_queue_wait_seconds) | {result['waits'][0] * 1000:.0f} / "
+          f"{result['waits'][1] * 1000:.0f} ms |")
+    for path, label in (("create", "`chat.completions.create`"), ("post", "low-level `client.post` (evald's path)")):
+        if path in refs:
+            (rate0, cpu0), (rate1, cpu1) = refs[path]
+            print(f"| bare openai SDK, {label}, before / after | {rate0:.1f} / {rate1:.1f} calls/s, "
+                  f"{cpu0:.2f} / {cpu1:.2f} ms CPU per call |")
+            print(f"| ratio evald / that reference (mean of before and after) | "
+                  f"**{result['rate'] / statistics.mean((rate0, rate1)):.3f}** |")
     call = result["call_seconds"]
     print(f"| mean judge call (SDK call, server latency included) | {call * 1000:.0f} ms |")
     print(f"| mean calls in flight (rate × mean call, Little's law) | {result['rate'] * call:.1f} |")

@@ -1,7 +1,8 @@
 """A scripted OpenAI Chat Completions + Anthropic Messages server on 127.0.0.1, for the real SDKs.
 
 Each request takes the next ``Reply`` from ``script`` (then ``default``): a verdict text with usage, an HTTP
-status (with ``Retry-After``), a hang, a delay, or a body that is not JSON. ``received`` keeps every request body.
+status (with ``Retry-After``), a hang, a delay, a body that is not JSON, or any ``raw_body``. ``received`` keeps
+every request body; ``peers`` the client address of every connection a request came on (connection reuse).
 Structured output: an Anthropic request that forces a tool gets the verdict as that tool's ``tool_use`` input
 (unless the reply is ``plain_text`` or not a JSON object); with ``reject_json_schema`` an OpenAI request whose
 ``response_format`` is ``json_schema`` is answered 400, as by a server without structured output.
@@ -37,6 +38,7 @@ class Reply:
     hang: bool = False
     broken_body: bool = False
     plain_text: bool = False
+    raw_body: str | None = None
 
 
 @dataclass
@@ -47,6 +49,7 @@ class FakeLLM:
     in_flight: int = 0
     peak_in_flight: int = 0
     reject_json_schema: bool = False
+    peers: set[tuple[str, int]] = field(default_factory=set)
 
     def then(self, *replies: Reply) -> FakeLLM:
         self.script.extend(replies)
@@ -64,6 +67,8 @@ class FakeLLM:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         self.in_flight += 1
+        if request.transport is not None:
+            self.peers.add(tuple(request.transport.get_extra_info("peername"))[:2])
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
             return await self._reply(request)
@@ -84,6 +89,8 @@ class FakeLLM:
                                      headers=headers)
         if reply.broken_body:
             return web.Response(text="{not json", content_type="application/json")
+        if reply.raw_body is not None:
+            return web.Response(text=reply.raw_body, content_type="application/json")
         body = await request.json()
         if request.path.endswith("/messages"):
             content, stop = _anthropic_content(body, reply)

@@ -4,6 +4,8 @@ forced ``verdict`` tool whose ``tool_use`` input is the verdict (a plain text JS
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from prometheus_client import CollectorRegistry
 
@@ -104,3 +106,40 @@ async def test_a_tool_input_that_is_not_a_valid_verdict_is_malformed(tool_input:
         await judge.aclose()
     assert caught.value.outcome == "malformed"
     assert llm.received[0]["tool_choice"]["name"] == "verdict"
+
+
+@pytest.mark.parametrize(
+    ("provider", "body"),
+    [("openai", '{"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}'),
+     ("openai", '{"choices": [{"message": {"content": null}}], "usage": {}}'),
+     ("openai", '{"choices": [{"message": {"content": "{}"}}]}'),  # no usage
+     ("openai", "[1, 2]"),
+     ("anthropic", '{"content": [{"type": "text", "text": "{}"}]}'),  # no usage
+     ("anthropic", '"a string"')],
+)
+async def test_a_json_answer_without_the_expected_fields_is_malformed(provider: str, body: str) -> None:
+    telemetry = JudgeTelemetry(CollectorRegistry())
+    async with fake_llm() as llm:
+        llm.default = Reply(raw_body=body)
+        judge = make_judge(judge_config(llm, provider, max_retries=0), telemetry)
+        with pytest.raises(JudgeError) as caught:
+            await judge.evaluate("Judge.", DATA, (VerdictField("score", 1, 5, "quality"),))
+        await judge.aclose()
+    assert caught.value.outcome == "malformed"
+    assert telemetry.requests.labels("default", "malformed")._value.get() == 1
+
+
+async def test_connections_are_kept_alive_for_max_concurrency_calls() -> None:
+    """120 calls in flight, twice: the second round reuses the first round's 120 connections (the SDK's default
+    pool keeps only 100 alive, so without the judge's own limits 20 would be opened again)."""
+    async with fake_llm() as llm:
+        llm.default = Reply(delay=0.3)
+        judge = make_judge(judge_config(llm, max_concurrency=120, timeout=30), JudgeTelemetry(CollectorRegistry()))
+        fields = (VerdictField("score", 1, 5, "quality"),)
+        for _ in range(2):
+            verdicts = await asyncio.gather(*(judge.evaluate("Judge.", DATA, fields) for _ in range(120)))
+            assert all(v.values == {"score": 5} for v in verdicts)
+        await judge.aclose()
+    assert llm.peak_in_flight == 120
+    assert len(llm.server.requests if llm.server else []) == 240
+    assert len(llm.peers) == 120

@@ -207,3 +207,19 @@ async def test_cases_of_a_reopened_trace_carry_its_revision() -> None:
     await exporter.wait_for(2, timeout=5)
     assert sorted(c.case.metadata.get("revision", 1) for c in exporter.cases) == [1, 2]
     await pipe.shutdown(1)
+
+
+async def test_the_time_cases_wait_in_the_queue_is_a_histogram() -> None:
+    pipe, exporter, tm = make(MappingResult(cases=(case(), case("llm_call"))), [bind(Always())])
+    queued = asyncio.get_running_loop().time()
+    await pipe.on_trace(trace(), Completion([]))  # two cases queued, no worker yet
+    await asyncio.sleep(0.2)  # the wait being measured, not a synchronisation
+    await pipe.start()
+    assert await pipe.drain(5)
+    waited = asyncio.get_running_loop().time() - queued
+    assert len(exporter.cases) == 2
+    assert sample(tm, "evald_queue_wait_seconds_count") == 2
+    assert sample(tm, "evald_queue_wait_seconds_bucket", le="0.1") == 0  # both waited for the workers to start
+    assert sample(tm, "evald_queue_wait_seconds_bucket", le="+Inf") == 2
+    assert 2 * 0.2 <= sample(tm, "evald_queue_wait_seconds_sum") <= 2 * waited
+    await pipe.shutdown(1)
