@@ -7,9 +7,12 @@ Every drop point in the pipeline has a counter with a ``reason`` label; labels a
 from __future__ import annotations
 
 import logging
+import threading
 import time
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
@@ -175,3 +178,19 @@ class RateLimitedLog:
             msg = msg + " (%d similar messages suppressed)"
             args = (*args, suppressed)
         self._logger.log(level, msg, *args)
+
+
+_T = TypeVar("_T")
+_SHARED: weakref.WeakKeyDictionary[CollectorRegistry, dict[Callable[..., Any], Any]] = weakref.WeakKeyDictionary()
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_instruments(registry: CollectorRegistry, build: Callable[[CollectorRegistry], _T]) -> _T:
+    """What ``build`` registers on ``registry``, built once per (registry, builder). Components of one type (several
+    exporters, Kafka receivers, judges) share their self-metrics: prometheus_client refuses a name twice on one
+    registry, and tests get fresh instruments with each new ``Telemetry``."""
+    with _SHARED_LOCK:
+        built = _SHARED.setdefault(registry, {})
+        if build not in built:
+            built[build] = build(registry)
+        return cast(_T, built[build])

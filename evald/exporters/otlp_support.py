@@ -11,7 +11,6 @@ import contextlib
 import functools
 import logging
 import threading
-import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -20,7 +19,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, set_s
 from prometheus_client import CollectorRegistry, Counter
 
 from evald.case import EvalCase
-from evald.telemetry import Telemetry
+from evald.telemetry import Telemetry, shared_instruments
 
 logger = logging.getLogger(__name__)
 
@@ -28,25 +27,17 @@ T = TypeVar("T")
 
 ATTRIBUTE_OVERFLOW = "evald_exporter_attribute_overflow"
 
-#: Counters this module registered, per registry (several ``otlp/<name>`` exporters share one registry).
-_COUNTERS: weakref.WeakKeyDictionary[CollectorRegistry, dict[str, Counter]] = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
-
-
-def _counter(registry: CollectorRegistry, name: str, doc: str, labels: tuple[str, ...]) -> Counter:
-    with _LOCK:
-        owned = _COUNTERS.setdefault(registry, {})
-        if name not in owned:
-            owned[name] = Counter(name, doc, list(labels), registry=registry)
-        return owned[name]
-
 
 def overflow_counter(telemetry: Telemetry) -> Counter:
     """``evald_exporter_attribute_overflow_total{exporter}``: evaluations folded into ``__overflow__``."""
-    return _counter(
-        telemetry.registry, ATTRIBUTE_OVERFLOW,
+    return shared_instruments(telemetry.registry, _build_overflow_counter)
+
+
+def _build_overflow_counter(registry: CollectorRegistry) -> Counter:
+    return Counter(
+        ATTRIBUTE_OVERFLOW,
         "Evaluations whose metric attribute set exceeded max_attribute_sets and was folded into __overflow__.",
-        ("exporter",),
+        ["exporter"], registry=registry,
     )
 
 

@@ -8,11 +8,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from weakref import WeakKeyDictionary
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
-from evald.telemetry import Telemetry
+from evald.telemetry import Telemetry, shared_instruments
 
 DROP_REASONS = ("queue_full", "retries_exhausted", "permanent_error", "shutdown")
 
@@ -26,27 +25,23 @@ class ExporterInstruments:
     queue_capacity: Gauge
 
 
-_INSTRUMENTS: WeakKeyDictionary[CollectorRegistry, ExporterInstruments] = WeakKeyDictionary()
-
-
 def exporter_instruments(telemetry: Telemetry) -> ExporterInstruments:
     """The exporter self-metrics of ``telemetry``'s registry (created once per registry, shared by exporters)."""
-    registry = telemetry.registry
-    found = _INSTRUMENTS.get(registry)
-    if found is None:
-        found = _INSTRUMENTS[registry] = ExporterInstruments(
-            sent=Counter("evald_exporter_sent_scores", "Scores an exporter delivered.", ["exporter"],
-                         registry=registry),
-            dropped=Counter(
-                "evald_exporter_dropped_scores",
-                "Scores an exporter gave up on, by reason: queue_full, retries_exhausted, permanent_error, shutdown.",
-                ["exporter", "reason"], registry=registry,
-            ),
-            retries=Counter("evald_exporter_retries", "Send attempts that failed and were retried, by reason.",
-                            ["exporter", "reason"], registry=registry),
-            queue_size=Gauge("evald_exporter_queue_size", "Scores waiting in an exporter's sending queue.",
+    return shared_instruments(telemetry.registry, _build_instruments)
+
+
+def _build_instruments(registry: CollectorRegistry) -> ExporterInstruments:
+    return ExporterInstruments(
+        sent=Counter("evald_exporter_sent_scores", "Scores an exporter delivered.", ["exporter"], registry=registry),
+        dropped=Counter(
+            "evald_exporter_dropped_scores",
+            "Scores an exporter gave up on, by reason: queue_full, retries_exhausted, permanent_error, shutdown.",
+            ["exporter", "reason"], registry=registry,
+        ),
+        retries=Counter("evald_exporter_retries", "Send attempts that failed and were retried, by reason.",
+                        ["exporter", "reason"], registry=registry),
+        queue_size=Gauge("evald_exporter_queue_size", "Scores waiting in an exporter's sending queue.",
+                         ["exporter"], registry=registry),
+        queue_capacity=Gauge("evald_exporter_queue_capacity", "Capacity of an exporter's sending queue.",
                              ["exporter"], registry=registry),
-            queue_capacity=Gauge("evald_exporter_queue_capacity", "Capacity of an exporter's sending queue.",
-                                 ["exporter"], registry=registry),
-        )
-    return found
+    )

@@ -41,11 +41,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import weakref
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from pydantic import Field, model_validator
 
 from evald.config.base import ComponentConfig, Duration
@@ -53,7 +52,7 @@ from evald.errors import ConfigError, QueueFullError
 from evald.ingest.split import encode, split_logs, split_spans
 from evald.model import ConsumeResult, SignalBatch
 from evald.receivers.kafka_config import KafkaAuthConfig, KafkaEncoding, KafkaReceiverConfig, consumer_options
-from evald.telemetry import RateLimitedLog, Telemetry
+from evald.telemetry import RateLimitedLog, Telemetry, shared_instruments
 
 logger = logging.getLogger(__name__)
 _warn = RateLimitedLog(logger)
@@ -103,23 +102,20 @@ class _Metrics:
     latency: Histogram
 
 
-_METRICS: weakref.WeakKeyDictionary[Telemetry, _Metrics] = weakref.WeakKeyDictionary()
-
-
 def ingest_metrics(telemetry: Telemetry) -> _Metrics:
     """The ingest self-metrics on ``telemetry``'s registry (created once per registry)."""
-    found = _METRICS.get(telemetry)
-    if found is None:
-        r = telemetry.registry
-        found = _METRICS[telemetry] = _Metrics(
-            Counter("evald_ingest_records", "Per-trace records produced to Kafka, by outcome.", ["topic", "outcome"],
-                    registry=r),
-            Gauge("evald_ingest_in_flight", "Records handed to the producer and not yet acknowledged.", registry=r),
-            Histogram("evald_ingest_produce_seconds", "From hand-over to broker acknowledgement of a batch.",
-                      ["topic"], registry=r,
-                      buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)),
-        )
-    return found
+    return shared_instruments(telemetry.registry, _build_metrics)
+
+
+def _build_metrics(r: CollectorRegistry) -> _Metrics:
+    return _Metrics(
+        Counter("evald_ingest_records", "Per-trace records produced to Kafka, by outcome.", ["topic", "outcome"],
+                registry=r),
+        Gauge("evald_ingest_in_flight", "Records handed to the producer and not yet acknowledged.", registry=r),
+        Histogram("evald_ingest_produce_seconds", "From hand-over to broker acknowledgement of a batch.",
+                  ["topic"], registry=r,
+                  buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)),
+    )
 
 
 def producer_options(config: IngestConfig) -> dict[str, Any]:

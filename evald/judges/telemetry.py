@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import weakref
-
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from evald.telemetry import shared_instruments
 
 _BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 #: values of ``evald_judge_circuit_state``
@@ -45,12 +45,6 @@ class JudgeTelemetry:
         )
 
 
-_BY_REGISTRY: weakref.WeakKeyDictionary[CollectorRegistry, JudgeTelemetry] = weakref.WeakKeyDictionary()
-
-
 def judge_telemetry(registry: CollectorRegistry) -> JudgeTelemetry:
     """The judge instruments of ``registry``, created on first use."""
-    found = _BY_REGISTRY.get(registry)
-    if found is None:
-        found = _BY_REGISTRY[registry] = JudgeTelemetry(registry)
-    return found
+    return shared_instruments(registry, JudgeTelemetry)

@@ -24,17 +24,16 @@ Config keys (``receivers: kafka[/<name>]:``), mirroring the Collector's ``kafkar
 from __future__ import annotations
 
 import importlib
-import weakref
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from prometheus_client import Counter, Gauge
+from prometheus_client import CollectorRegistry, Counter, Gauge
 from pydantic import Field, model_validator
 
 from evald.config.base import ComponentConfig, Duration
 from evald.receivers.kafka_dlq import DeadLetterConfig
 from evald.receivers.kafka_logs import quiet_aiokafka_logs
-from evald.telemetry import Telemetry
+from evald.telemetry import Telemetry, shared_instruments
 
 KafkaEncoding = Literal["otlp_proto", "otlp_json"]
 ENCODINGS: dict[str, Literal["protobuf", "json"]] = {"otlp_proto": "protobuf", "otlp_json": "json"}
@@ -145,28 +144,25 @@ class _Metrics:
     dead_letter: Counter
 
 
-_METRICS: weakref.WeakKeyDictionary[Telemetry, _Metrics] = weakref.WeakKeyDictionary()
-
-
 def kafka_metrics(telemetry: Telemetry) -> _Metrics:
     """The Kafka self-metrics on ``telemetry``'s registry (created once per registry)."""
-    found = _METRICS.get(telemetry)
-    if found is None:
-        r = telemetry.registry
-        found = _METRICS[telemetry] = _Metrics(
-            Counter("evald_kafka_records", "Kafka records consumed.", ["receiver", "topic"], registry=r),
-            Counter("evald_kafka_poison_records", "Kafka records skipped as undecodable (poison).",
-                    ["receiver", "topic"], registry=r),
-            Counter("evald_kafka_commits", "Offset commits, by outcome.", ["receiver", "outcome"], registry=r),
-            Counter("evald_kafka_rebalances", "Partitions assigned/revoked events.", ["receiver", "kind"], registry=r),
-            Gauge("evald_kafka_paused_partitions", "Partitions paused by backpressure.", ["receiver"], registry=r),
-            Gauge("evald_kafka_consumer_lag", "Records behind: high watermark minus the group's committed offset.",
-                  ["receiver", "topic", "partition"], registry=r),
-            Gauge("evald_kafka_assigned_partitions", "Partitions assigned to this replica.", ["receiver"], registry=r),
-            Counter("evald_kafka_dead_letter", "Poison records copied to the dead-letter topic, by outcome.",
-                    ["receiver", "outcome"], registry=r),
-        )
-    return found
+    return shared_instruments(telemetry.registry, _build_metrics)
+
+
+def _build_metrics(r: CollectorRegistry) -> _Metrics:
+    return _Metrics(
+        Counter("evald_kafka_records", "Kafka records consumed.", ["receiver", "topic"], registry=r),
+        Counter("evald_kafka_poison_records", "Kafka records skipped as undecodable (poison).",
+                ["receiver", "topic"], registry=r),
+        Counter("evald_kafka_commits", "Offset commits, by outcome.", ["receiver", "outcome"], registry=r),
+        Counter("evald_kafka_rebalances", "Partitions assigned/revoked events.", ["receiver", "kind"], registry=r),
+        Gauge("evald_kafka_paused_partitions", "Partitions paused by backpressure.", ["receiver"], registry=r),
+        Gauge("evald_kafka_consumer_lag", "Records behind: high watermark minus the group's committed offset.",
+              ["receiver", "topic", "partition"], registry=r),
+        Gauge("evald_kafka_assigned_partitions", "Partitions assigned to this replica.", ["receiver"], registry=r),
+        Counter("evald_kafka_dead_letter", "Poison records copied to the dead-letter topic, by outcome.",
+                ["receiver", "outcome"], registry=r),
+    )
 
 
 def producer_options(config: KafkaReceiverConfig) -> dict[str, Any]:
