@@ -13,7 +13,7 @@ import contextlib
 import logging
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from evald import __version__
@@ -156,14 +156,18 @@ class EvaldService:
 
         for receiver in self.receivers:
             await _safely(receiver.shutdown(min(2.0, remaining())), f"receiver {receiver.id}")
+        await self._drain(remaining)
+        if self.admin is not None:
+            await _safely(self.admin.shutdown(1.0), "admin http")
+        logger.info("evald stopped")
+
+    async def _drain(self, remaining: Callable[[], float]) -> None:
+        """After the receivers stopped: evaluate and export what was accepted, within ``remaining()`` seconds."""
         await _safely(self.window.shutdown(self.pipeline.on_trace, remaining()), "assembly window")
         await _safely(self.pipeline.shutdown(remaining()), "pipeline")
         await _safely(asyncio.wait_for(close_judges(), timeout=min(2.0, remaining())), "judges")
         budget = remaining()  # exporters flush concurrently, so one slow exporter cannot starve the others
         await asyncio.gather(*(_safely(e.shutdown(budget), f"exporter {e.id}") for e in self.exporters))
-        if self.admin is not None:
-            await _safely(self.admin.shutdown(1.0), "admin http")
-        logger.info("evald stopped")
 
 
 async def _safely(awaitable: Any, what: str) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
+from collections.abc import Callable
 from typing import Literal
 
 from evald import __version__
@@ -92,20 +92,6 @@ class IngestService(EvaldService):
         self._started = True
         logger.info("evald %s started (role ingest): %s", __version__, ", ".join(self.describe_endpoints()))
 
-    async def shutdown(self) -> None:
-        """Graceful stop within ``pipeline.shutdown_timeout``; idempotent."""
-        if self._stopped:
-            return
-        self._stopped = True
-        deadline = time.monotonic() + self.config.root.pipeline.shutdown_timeout
-        self.telemetry.health.stopping = True
-
-        def remaining() -> float:
-            return max(0.1, deadline - time.monotonic())
-
-        for receiver in self.receivers:
-            await _safely(receiver.shutdown(min(2.0, remaining())), f"receiver {receiver.id}")
+    async def _drain(self, remaining: Callable[[], float]) -> None:
+        """After the receivers stopped: wait for the broker to acknowledge what was produced."""
         await _safely(self.forwarder.shutdown(remaining()), "ingest forwarder")
-        if self.admin is not None:
-            await _safely(self.admin.shutdown(1.0), "admin http")
-        logger.info("evald stopped")
