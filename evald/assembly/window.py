@@ -39,7 +39,7 @@ from pydantic import Field, model_validator
 from evald.config.base import ComponentConfig, Duration
 from evald.errors import QueueFullError
 from evald.model import AssembledTrace, ConsumeResult, Delivery, LogRecord, SignalBatch, SpanRecord
-from evald.telemetry import Telemetry
+from evald.telemetry import LabelCache, Telemetry
 
 
 class AssemblyConfig(ComponentConfig):
@@ -120,6 +120,9 @@ class TraceWindow:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        # read at scrape time, not set on every batch and release; released counters bound once (hot path)
+        telemetry.traces_in_window.set_function(self.__len__)
+        self._released_counters = LabelCache(telemetry.traces_released)
 
     # -- intake -------------------------------------------------------------------------------------------------
 
@@ -181,7 +184,6 @@ class TraceWindow:
             if deadline != entry.deadline:
                 entry.deadline = deadline
                 heapq.heappush(self._heap, (deadline, entry.trace_id))
-        self._tm.traces_in_window.set(len(self._pending))
         if touched:
             self._wake.set()
         return ConsumeResult(rejected_spans=rejected_spans, rejected_logs=rejected_logs, message=message)
@@ -226,8 +228,7 @@ class TraceWindow:
             self._released[trace_id] = None
             while len(self._released) > self._cfg.released_memory:
                 self._released.popitem(last=False)
-        self._tm.traces_in_window.set(len(self._pending))
-        self._tm.traces_released.labels(trigger).inc()
+        self._released_counters.get(trigger).inc()
         spans = tuple(sorted(entry.spans.values(), key=lambda s: (s.start_time_unix_nano, s.span_id)))
         trace = AssembledTrace(
             trace_id=trace_id,
@@ -288,7 +289,6 @@ class TraceWindow:
                 delivery.release()
             count += 1
         self._heap.clear()
-        self._tm.traces_in_window.set(0)
         return count
 
     # -- lifecycle ----------------------------------------------------------------------------------------------

@@ -82,9 +82,16 @@ def response_id_of(call: InferenceCall) -> str | None:
 
 
 def tokens_of(attrs: Mapping[str, Any]) -> tuple[int | None, int | None]:
-    tin = next((n for k in sc.INPUT_TOKEN_KEYS if (n := as_count(attrs.get(k))) is not None), None)
-    tout = next((n for k in sc.OUTPUT_TOKEN_KEYS if (n := as_count(attrs.get(k))) is not None), None)
-    return tin, tout
+    return _first_count(attrs, sc.INPUT_TOKEN_KEYS), _first_count(attrs, sc.OUTPUT_TOKEN_KEYS)
+
+
+def _first_count(attrs: Mapping[str, Any], keys: Sequence[str]) -> int | None:
+    """The first of ``keys`` holding a usable count (absent keys cost one lookup, no conversion)."""
+    for key in keys:
+        value = attrs.get(key)
+        if value is not None and (count := as_count(value)) is not None:
+            return count
+    return None
 
 
 def dedupe_calls(calls: Sequence[InferenceCall], by_id: Mapping[str, SpanRecord]) -> list[InferenceCall]:

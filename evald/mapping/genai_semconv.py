@@ -27,6 +27,7 @@ from evald.mapping.messages import CallContent, call_content, event_payload, tex
 from evald.mapping.values import as_float, as_str, as_text, documents, parse_json_container, str_list
 from evald.model import STATUS_ERROR, AssembledTrace, LogRecord, SpanRecord
 
+_NO_EVENTS: frozenset[str] = frozenset()
 _USER = frozenset({"user"})
 
 
@@ -105,13 +106,14 @@ class GenAISemconvMapper:
         ttfc = as_float(attrs.get(sc.RESPONSE_TIME_TO_FIRST_CHUNK))
         if ttfc is not None and ttfc >= 0:
             meta["time_to_first_token_ms"] = ttfc * 1000.0  # read by the time_to_first_token metric
+        request_model = as_str(attrs.get(sc.REQUEST_MODEL))
         return EvalCase(
             input=call.input_text, output=call.output_text, messages=call.messages,
             tool_calls=tuple(tools.get(c.id, c) if c.id else c for c in call.requested_tools),
             latency_ms=call.span.duration_ms, token_count=_sum_known(tin, tout), metadata=meta,
             trace_id=trace.trace_id, span_id=call.span.span_id, scope="llm_call",
-            model=as_str(attrs.get(sc.RESPONSE_MODEL)) or as_str(attrs.get(sc.REQUEST_MODEL)),
-            request_model=as_str(attrs.get(sc.REQUEST_MODEL)), provider=sc.provider_of(attrs),
+            model=as_str(attrs.get(sc.RESPONSE_MODEL)) or request_model,
+            request_model=request_model, provider=sc.provider_of(attrs),
             system_prompt=call.content.system, input_tokens=tin, output_tokens=tout, error=call.error,
             service_name=call.span.service_name,
         )
@@ -131,8 +133,11 @@ class GenAISemconvMapper:
         roots = [s for s in spans if s.is_root]
         anchor = roots[0] if roots else next(s for s in spans if s.span_id in attrs)
         last = calls[-1]
-        tin = _sum_known(*(c.tokens[0] for c in calls))
-        tout = _sum_known(*(c.tokens[1] for c in calls))
+        if len(calls) == 1:  # the usual trace: its one call's usage
+            tin, tout = last.tokens
+        else:
+            tin = _sum_known(*(c.tokens[0] for c in calls))
+            tout = _sum_known(*(c.tokens[1] for c in calls))
         if tin is None and tout is None:  # calls without usage: the run's total on the outermost agent span
             tin, tout = next((u for a, _ in agents if (u := vendor.agent_usage(a.attributes)) != (None, None)),
                              (None, None))
@@ -159,7 +164,8 @@ class GenAISemconvMapper:
 
 def _operation(span: SpanRecord) -> str | None:
     try:
-        return sc.operation_of(span.attributes, frozenset(e.name for e in span.events))
+        events = span.events
+        return sc.operation_of(span.attributes, frozenset(e.name for e in events) if events else _NO_EVENTS)
     except Exception:  # a hostile attributes mapping; treat the span as non-GenAI
         return None
 

@@ -51,6 +51,8 @@ class CallContent:
 def parse_messages(value: Any, default_role: str = "user") -> list[Message]:
     """Messages from a parts-format or OpenAI-format list (or its JSON / repr string). Plain text becomes one
     message of ``default_role``."""
+    if value is None:  # the attribute is absent (the usual case for most sources)
+        return []
     parsed = parse_structured(value)
     if isinstance(parsed, MAPPING):
         nested = parsed.get("messages")
@@ -73,6 +75,8 @@ def parse_messages(value: Any, default_role: str = "user") -> list[Message]:
 
 def parse_system_instructions(value: Any) -> str | None:
     """Text of ``gen_ai.system_instructions`` (an array of parts, a message list, or plain text)."""
+    if value is None:
+        return None
     parsed = parse_structured(value)
     if isinstance(parsed, str):
         return as_text(parsed)
@@ -89,33 +93,46 @@ def parse_system_instructions(value: Any) -> str | None:
 def message_from_dict(data: Mapping[str, Any], default_role: str = "user") -> list[Message]:
     """One message dict (parts, OpenAI or event-body form) -> messages; each tool response becomes its own
     ``tool`` message so that it keeps its call id."""
-    role = as_str(data.get("role")) or default_role
-    name = as_str(data.get("name"))
+    role = data.get("role")
+    role = (as_str(role) if role is not None else None) or default_role
+    name = data.get("name")
+    if name is not None:
+        name = as_str(name)
     texts: list[str] = []
     calls: list[ToolCall] = []
     responses: list[tuple[str | None, str | None]] = []
-    parts = parse_structured(data.get("parts"))
-    for part in parts if isinstance(parts, list) else []:
-        _collect_part(part, texts, calls, responses)
+    parts = data.get("parts")
+    if parts is not None:
+        parts = parse_structured(parts)
+        if isinstance(parts, list):
+            for part in parts:
+                _collect_part(part, texts, calls, responses)
     content = data.get("content")
-    if isinstance(content, str) and role != "tool" and _is_parts(parsed := parse_structured(content)):
+    if content is None:  # the parts form (the usual case); also skips the Mapping ABC check below
+        pass
+    elif isinstance(content, str) and role != "tool" and _is_parts(parsed := parse_structured(content)):
         content = parsed  # a JSON-encoded content array such as [{"type": "text", "text": "..."}]
-    if isinstance(content, list):
+    if content is None:
+        pass
+    elif isinstance(content, list):
         for part in content:
             _collect_part(part, texts, calls, responses)
     elif isinstance(content, MAPPING):
         _collect_part(content, texts, calls, responses)
     elif (text := as_text(content)) is not None:
         texts.append(text)
-    for raw in as_list(data.get("tool_calls")) or []:
+    raw_calls = data.get("tool_calls")
+    for raw in (as_list(raw_calls) or []) if raw_calls is not None else ():
         if (call := _openai_tool_call(raw)) is not None:
             calls.append(call)
-    text_content = "\n".join(texts) if texts else None
-    if role == "tool" and not responses:
-        call_id = as_str(data.get("tool_call_id")) or as_str(data.get("id"))
-        return [Message(role="tool", content=text_content, tool_call_id=call_id, name=name)]
+    text_content = (texts[0] if len(texts) == 1 else "\n".join(texts)) if texts else None
+    if not responses:
+        if role == "tool":
+            call_id = as_str(data.get("tool_call_id")) or as_str(data.get("id"))
+            return [Message(role="tool", content=text_content, tool_call_id=call_id, name=name)]
+        return [Message(role=role, content=text_content, tool_calls=tuple(calls), name=name)]
     out = [Message(role="tool", content=body, tool_call_id=cid, name=name) for cid, body in responses]
-    if text_content is not None or calls or not out:
+    if text_content is not None or calls:
         out.insert(0, Message(role=role, content=text_content, tool_calls=tuple(calls), name=name))
     return out
 
@@ -127,15 +144,20 @@ def _is_parts(value: Any) -> bool:
 
 def _collect_part(part: Any, texts: list[str], calls: list[ToolCall], responses: list[tuple[str | None, str | None]]
                   ) -> None:
-    if isinstance(part, str):
-        if text := as_text(part):
-            texts.append(text)
-        return
-    if not isinstance(part, MAPPING):
-        return
-    kind = part.get("type") if isinstance(part.get("type"), str) else None
+    if type(part) is not dict:  # parts parsed from JSON or OTLP kvlists are dicts: checked first
+        if isinstance(part, str):
+            if text := as_text(part):
+                texts.append(text)
+            return
+        if not isinstance(part, MAPPING):
+            return
+    kind = part.get("type")
+    if not isinstance(kind, str):
+        kind = None
     if kind in _TEXT_TYPES or (kind is None and "name" not in part):
-        text = as_text(part.get("content")) or as_text(part.get("text"))
+        text = as_text(part.get("content"))
+        if text is None:
+            text = as_text(part.get("text"))
         if text is not None:
             texts.append(text)
     elif kind in _CALL_TYPES or kind == "server_tool_call":
@@ -233,26 +255,40 @@ def call_content(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> CallConten
     """Input, output and system prompt of one span, first found in the order of standards 1.8: message
     attributes on the span, then on its log records, then per-message events, then the legacy prompt forms."""
     attrs = span.attributes
-    payloads = [event_payload(log.attributes, log.body) for log in logs]
-    events = [(e.name, e.attributes) for e in span.events]
-    events += [(log.event_name or as_str(p.get("event.name")) or "", p) for log, p in zip(logs, payloads, strict=True)]
-    sources = [attrs, *(e.attributes for e in span.events if e.name == sc.EVENT_INFERENCE_DETAILS), *payloads]
-    ev_in, ev_out = parse_message_events(events)
-    inputs = (_first_nonempty(parse_messages(s.get(sc.INPUT_MESSAGES)) for s in sources) or ev_in
+    events: list[tuple[str, Mapping[str, Any]]] = []
+    sources: list[Mapping[str, Any]] = [attrs]
+    if logs or span.events:  # else the span's attributes are the only source (the usual case): no events to read
+        payloads = [event_payload(log.attributes, log.body) for log in logs]
+        events = [(e.name, e.attributes) for e in span.events]
+        events += [(log.event_name or as_str(p.get("event.name")) or "", p)
+                   for log, p in zip(logs, payloads, strict=True)]
+        sources += [*(e.attributes for e in span.events if e.name == sc.EVENT_INFERENCE_DETAILS), *payloads]
+    ev_in, ev_out = parse_message_events(events) if events else ([], [])
+    inputs = (_first_nonempty(sources, sc.INPUT_MESSAGES, "user") or ev_in
               or parse_indexed(attrs, sc.PROMPT_PREFIX, "user") or parse_messages(attrs.get(sc.PROMPT)))
     raw_outputs = [parse_structured(s.get(sc.OUTPUT_MESSAGES)) for s in sources]  # parsed once, read twice
-    outputs = (_first_nonempty(parse_messages(raw, "assistant") for raw in raw_outputs) or ev_out
-               or parse_indexed(attrs, sc.COMPLETION_PREFIX, "assistant")
+    outputs: list[Message] = []
+    for raw in raw_outputs:
+        if outputs := parse_messages(raw, "assistant"):
+            break
+    outputs = (outputs or ev_out or parse_indexed(attrs, sc.COMPLETION_PREFIX, "assistant")
                or parse_messages(attrs.get(sc.COMPLETION), "assistant"))
-    system = next((t for s in sources if (t := parse_system_instructions(s.get(sc.SYSTEM_INSTRUCTIONS)))), None)
+    system: str | None = None
+    for source in sources:
+        if system := parse_system_instructions(source.get(sc.SYSTEM_INSTRUCTIONS)):
+            break
     if system is None:
         system = "\n".join(m.content for m in inputs if m.role in _SYSTEM_ROLES and m.content) or None
     reasons = _finish_reasons(raw_outputs, events)
     return CallContent(tuple(inputs), tuple(outputs), system, reasons)
 
 
-def _first_nonempty(candidates: Iterable[list[Message]]) -> list[Message]:
-    return next((c for c in candidates if c), [])
+def _first_nonempty(sources: Sequence[Mapping[str, Any]], key: str, default_role: str) -> list[Message]:
+    """The messages of the first source whose ``key`` attribute holds any."""
+    for source in sources:
+        if found := parse_messages(source.get(key), default_role):
+            return found
+    return []
 
 
 def _finish_reasons(raw_outputs: Sequence[Any], events: Sequence[tuple[str, Mapping[str, Any]]]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import replace
+from operator import methodcaller
 from typing import Any, Final
 
 from evald import semconv as sc
@@ -37,6 +38,8 @@ KIND_WORKFLOW, KIND_TASK, KIND_AGENT, KIND_TOOL = "workflow", "task", "agent", "
 _MARKER_KEYS: Final = frozenset({sc.LLM_REQUEST_TYPE, "llm.is_streaming", "llm.usage.total_tokens", "llm.headers",
                                  "gen_ai.is_streaming", "gen_ai.headers"})
 _MARKER_PREFIXES: Final = ("traceloop.", "gen_ai.prompt.0.", "gen_ai.completion.0.")
+_HAS_MARKER_PREFIX: Final = methodcaller("startswith", _MARKER_PREFIXES)
+_NO_EVENTS: frozenset[str] = frozenset()
 _ROLE_FIELDS: Final = frozenset({"user", "system", "assistant"})
 # the first releases (semconv-ai < 0.1) used llm.* names for what later became gen_ai.*
 _EARLY_PREFIXES: Final = ("llm.prompts.", "llm.completions.")
@@ -52,9 +55,12 @@ _FINISH_REASONS: Final = {"tool_calls": "tool_call", "function_call": "tool_call
 def is_openllmetry_span(span: SpanRecord) -> bool:
     """True when the span carries an attribute only OpenLLMetry writes (cheap: one pass over the keys)."""
     attrs = span.attributes
-    if any(key in attrs for key in _MARKER_KEYS):
+    if not _MARKER_KEYS.isdisjoint(attrs):
         return True
-    return any(isinstance(key, str) and key.startswith(_MARKER_PREFIXES) for key in attrs)
+    try:  # every key of a converted span is a str: one C-level pass (this runs on every span the router sees)
+        return any(map(_HAS_MARKER_PREFIX, attrs))
+    except (AttributeError, TypeError):  # a key that is not a str: the careful pass
+        return any(isinstance(key, str) and key.startswith(_MARKER_PREFIXES) for key in attrs)
 
 
 def span_kind(span: SpanRecord) -> str | None:
@@ -74,7 +80,7 @@ def llm_operation(span: SpanRecord) -> str | None:
     or (LlamaIndex-style task spans) indexed prompt *and* completion content without any of those.
     """
     attrs = span.attributes
-    op = sc.operation_of(attrs, frozenset(e.name for e in span.events))
+    op = sc.operation_of(attrs, frozenset(e.name for e in span.events) if span.events else _NO_EVENTS)
     if op is not None:
         return op
     if as_str(attrs.get(SPAN_KIND)) in (KIND_TOOL, KIND_WORKFLOW, KIND_AGENT):

@@ -32,7 +32,10 @@ def parse_structured(value: Any) -> Any:
     Only text that looks like a container (``[``, ``{`` or ``(``) or a JSON string literal is parsed, so plain
     text such as ``"42"`` or ``"true"`` stays text.
     """
-    if not isinstance(value, str):
+    cls = type(value)
+    if cls is list or cls is dict or value is None:  # already structured (OTLP kvlist/array) or absent: hot path
+        return value
+    if cls is not str and not isinstance(value, str):
         if isinstance(value, bytes | bytearray):
             try:
                 value = bytes(value).decode("utf-8")
@@ -107,19 +110,24 @@ def decode_escapes(text: str) -> str:
 
 def as_text(value: Any) -> str | None:
     """A non-empty string with escapes decoded, or ``None``. Numbers are not text here."""
-    if isinstance(value, bytes | bytearray):
-        value = bytes(value).decode("utf-8", errors="replace")
-    if not isinstance(value, str) or not value.strip():
+    if type(value) is not str:
+        if isinstance(value, bytes | bytearray):
+            value = bytes(value).decode("utf-8", errors="replace")
+        if not isinstance(value, str):
+            return None
+    if not value or value.isspace():  # ``not value.strip()`` without building a stripped copy
         return None
     return decode_escapes(value)
 
 
 def as_str(value: Any) -> str | None:
     """An identifier-like string: strings as-is (``None`` when blank), ints and floats formatted, else ``None``."""
+    if type(value) is str:
+        return value if value and not value.isspace() else None
     if isinstance(value, bool):
         return None
     if isinstance(value, str):
-        return value if value.strip() else None
+        return value if value and not value.isspace() else None
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float) and math.isfinite(value):

@@ -155,3 +155,16 @@ async def test_shutdown_flushes_then_refuses() -> None:
 def test_config_rejects_decision_wait_below_settle() -> None:
     with pytest.raises(ValueError, match="decision_wait"):
         AssemblyConfig.model_validate({"settle": 5, "decision_wait": 1})
+
+
+async def test_traces_in_window_gauge_is_read_at_scrape_time() -> None:
+    window, clock, tm, out = make()
+    sink = await collect_into(out)
+    window.consume(SignalBatch(spans=(span(T1, "a" * 16), span(T2, "b" * 16))))
+    assert value(tm, "evald_assembly_traces") == 2
+    clock.advance(1.1)
+    assert await window.release_due(sink) == 2
+    assert value(tm, "evald_assembly_traces") == 0
+    window.consume(SignalBatch(spans=(span("3" * 32, "c" * 16),)))
+    assert window.drop_all("shutdown") == 1
+    assert value(tm, "evald_assembly_traces") == 0

@@ -476,3 +476,20 @@ def test_same_response_traced_twice_counts_once() -> None:
     result = run(a, b)
     assert [c.span_id for c in cases(result, "llm_call")] == ["00000000000001c1"]
     assert (whole(result).input_tokens, whole(result).output_tokens) == (5, 2)
+
+
+@pytest.mark.parametrize(
+    ("attributes", "expected"),
+    [
+        ({"traceloop.span.kind": "workflow"}, True),
+        ({"gen_ai.prompt.0.content": "hi", "gen_ai.system": "openai"}, True),
+        ({"llm.request.type": "chat"}, True),
+        ({"gen_ai.operation.name": "chat", "gen_ai.input.messages": "[]"}, False),
+        ({7: "not a str key", b"traceloop.x": 1, "traceloop.entity.name": "t"}, True),  # odd keys: careful pass
+        ({7: "not a str key", b"traceloop.x": 1}, False),
+    ],
+)
+def test_openllmetry_marker_check(attributes: dict[Any, Any], expected: bool) -> None:
+    from evald.mapping.openllmetry_attrs import is_openllmetry_span
+
+    assert is_openllmetry_span(span(attributes=attributes)) is expected

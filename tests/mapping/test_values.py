@@ -173,3 +173,10 @@ def test_helpers_are_total(value: Any) -> None:
 def test_parse_structured_never_raises_on_bracket_soup(text: str) -> None:
     parse_structured(text)
     parse_structured("[" + text)
+
+
+@given(st.text(alphabet=st.sampled_from(" \t\n\r\x0b\x0c\x1c\x1f\x85\xa0\u1680\u2003\u2028\u3000\u200bax"), max_size=8))
+def test_blank_is_decided_like_strip(text: str) -> None:
+    """``as_str``/``as_text`` test blankness without building a stripped copy; the answer is strip()'s."""
+    assert (as_str(text) is None) == (not text.strip())
+    assert (as_text(text) is None) == (not text.strip())

@@ -209,6 +209,21 @@ async def test_cases_of_a_reopened_trace_carry_its_revision() -> None:
     await pipe.shutdown(1)
 
 
+def test_facts_are_added_to_a_copy_that_keeps_every_other_field() -> None:
+    from dataclasses import fields
+
+    from evald.pipeline.engine import _with_facts
+
+    values: dict[str, Any] = {f.name: object() for f in fields(EvalCase)}  # a distinct marker per field
+    values["metadata"] = {"convention": "x"}
+    original = EvalCase(**values)
+    copy = _with_facts(original, {"span_end_unix_nano": 7})
+    assert copy is not original
+    assert copy.metadata == {"convention": "x", "span_end_unix_nano": 7}
+    assert original.metadata == {"convention": "x"}  # the mapper's case is never changed
+    assert all(getattr(copy, f.name) is values[f.name] for f in fields(EvalCase) if f.name != "metadata")
+
+
 async def test_the_time_cases_wait_in_the_queue_is_a_histogram() -> None:
     pipe, exporter, tm = make(MappingResult(cases=(case(), case("llm_call"))), [bind(Always())])
     queued = asyncio.get_running_loop().time()
