@@ -11,6 +11,7 @@ import ast
 import json
 import math
 import re
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -59,7 +60,9 @@ def parse_structured(value: Any) -> Any:
     if len(text) > _MAX_LITERAL_EVAL_CHARS:
         return value
     try:
-        parsed = ast.literal_eval(text)
+        with warnings.catch_warnings():  # e.g. "invalid escape sequence" in span text: not evald's problem to report
+            warnings.simplefilter("ignore")
+            parsed = ast.literal_eval(text)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return value
     return _from_literal(parsed)

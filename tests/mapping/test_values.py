@@ -180,3 +180,13 @@ def test_blank_is_decided_like_strip(text: str) -> None:
     """``as_str``/``as_text`` test blankness without building a stripped copy; the answer is strip()'s."""
     assert (as_str(text) is None) == (not text.strip())
     assert (as_text(text) is None) == (not text.strip())
+
+
+def test_python_literals_with_invalid_escapes_parse_without_a_warning() -> None:
+    import warnings
+
+    from evald.mapping.values import parse_structured
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert parse_structured("{'path': 'C:\\other'}") == {"path": "C:\\other"}
