@@ -20,6 +20,46 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def start_evald(
+    config_path: Path, log_path: Path, ready_url: str, timeout: float = 20.0, *args: str
+) -> subprocess.Popen[bytes]:
+    """``evald run --config config_path [args]`` with its output in ``log_path``; returns once ``ready_url``
+    answers 200. If evald exits or is not ready in time, it is stopped and ``RuntimeError`` carries its log."""
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "evald", "run", "--config", str(config_path), *args],
+            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"evald exited with {proc.returncode}:\n{_read(log_path)}")
+        try:
+            if httpx.get(ready_url, timeout=0.5).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    proc.kill()
+    proc.wait(5)
+    raise RuntimeError(f"evald did not become ready:\n{_read(log_path)}")
+
+
+def stop_evald(proc: subprocess.Popen[bytes], timeout: float = 20.0) -> int:
+    """SIGTERM and wait for the exit code; killed (and ``TimeoutExpired`` raised) if it does not exit in time."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+        raise
+
+
+def _read(path: Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
 class Daemon:
     def __init__(self, tmp: Path, config_body: str) -> None:
         self.grpc_port, self.http_port, self.metrics_port = free_port(), free_port(), free_port()
@@ -42,26 +82,11 @@ exporters:
         return f"http://127.0.0.1:{self.metrics_port}"
 
     def start(self, timeout: float = 20.0) -> Daemon:
-        log = self.log_path.open("wb")
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "evald", "run", "--config", str(self.config_path)],
-            stdout=log, stderr=subprocess.STDOUT, env=env,
-        )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"evald exited with {self.proc.returncode}:\n{self.log()}")
-            try:
-                if httpx.get(f"{self.metrics_url}/readyz", timeout=0.5).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"evald did not become ready:\n{self.log()}")
+        self.proc = start_evald(self.config_path, self.log_path, f"{self.metrics_url}/readyz", timeout)
+        return self
 
     def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        return _read(self.log_path)
 
     def scrape(self) -> str:
         return httpx.get(f"{self.metrics_url}/metrics", timeout=2).text
@@ -69,13 +94,7 @@ exporters:
     def stop(self, timeout: float = 20.0) -> int:
         if self.proc is None or self.proc.poll() is not None:
             return self.proc.returncode if self.proc else 0
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
-            raise
+        return stop_evald(self.proc, timeout)
 
     def __enter__(self) -> Daemon:
         return self.start()

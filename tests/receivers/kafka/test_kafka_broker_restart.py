@@ -10,13 +10,14 @@ import asyncio
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.integration.daemon import start_evald as start_process
+from tests.integration.daemon import stop_evald
 from tests.receivers.kafka.broker import Tansu, free_port, restartable_tansu, tansu_binary
 from tests.receivers.kafka.support import (
     committed,
@@ -63,33 +64,7 @@ telemetry: {{ endpoint: "127.0.0.1:{admin}" }}
 
 
 def start_evald(config_path: Path, log: Path, admin: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "evald", "run", "--config", str(config_path)],
-                                stdout=out, stderr=subprocess.STDOUT, env=env)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, log.read_text()
-        try:
-            if httpx.get(f"http://127.0.0.1:{admin}/readyz", timeout=0.5).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    proc.kill()
-    proc.wait(5)
-    raise AssertionError(f"evald did not become ready: {log.read_text()}")
-
-
-def stop_evald(proc: subprocess.Popen[bytes], timeout: float = 20.0) -> int:
-    """SIGTERM and wait; killed (and the test failed) if it does not exit in time."""
-    proc.send_signal(signal.SIGTERM)
-    try:
-        return proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)
-        raise
+    return start_process(config_path, log, f"http://127.0.0.1:{admin}/readyz")
 
 
 def metric(text: str, name: str) -> float:

@@ -8,14 +8,13 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.exporters.fake_langfuse import PUBLIC_KEY, SECRET_KEY, FakeLangfuse
+from tests.integration.daemon import start_evald
 from tests.receivers.kafka.broker import free_port
 from tests.receivers.kafka.support import (
     committed,
@@ -55,20 +54,7 @@ telemetry: {{ endpoint: "127.0.0.1:{admin}" }}
 
 
 def start(config: Path, log: Path, admin: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "evald", "run", "--config", str(config)],
-                            stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, log.read_text()
-        try:
-            if httpx.get(f"http://127.0.0.1:{admin}/readyz", timeout=0.5).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    proc.kill()
-    raise AssertionError(f"evald did not become ready: {log.read_text()}")
+    return start_evald(config, log, f"http://127.0.0.1:{admin}/readyz")
 
 
 def scored(path: Path) -> list[dict[str, object]]:
