@@ -8,17 +8,14 @@ values-otlp.yaml forwards traces and logs to evald's Service over OTLP gRPC (`ot
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-import helm_python
 import yaml
 
 from evald.receivers.kafka_config import KafkaReceiverConfig
+from tests.deploy.chart import ROOT, evald_validate, render_chart
 
-ROOT = Path(__file__).resolve().parents[2]
 COLLECTOR = ROOT / "deploy" / "collector"
 SCORER_VALUES = ROOT / "deploy" / "kubernetes" / "values-kafka-scorer.yaml"
 CHART_MODES = {"daemonset", "deployment", "statefulset"}  # the collector chart has no sidecar mode
@@ -82,16 +79,9 @@ def test_kafka_values_key_by_trace_id_on_the_topics_evald_reads() -> None:
 
 
 def test_kafka_scorer_values_render_a_config_evald_accepts(tmp_path: Path) -> None:
-    chart = helm_python.Chart.load(str(ROOT / "helm" / "evald"))
-    try:
-        values = yaml.safe_load(SCORER_VALUES.read_text(encoding="utf-8"))
-        rendered = chart.render(values, name="evald", namespace="observability")["evald/templates/configmap.yaml"]
-    finally:
-        chart.close()
-    path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_load(rendered)["data"]["config.yaml"], encoding="utf-8")
-    result = subprocess.run([sys.executable, "-m", "evald", "validate", "--config", str(path)],
-                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    values = yaml.safe_load(SCORER_VALUES.read_text(encoding="utf-8"))
+    configmap = yaml.safe_load(render_chart(values)["evald/templates/configmap.yaml"])
+    result = evald_validate(tmp_path, configmap["data"]["config.yaml"])
     assert result.returncode == 0, result.stdout + result.stderr
 
 

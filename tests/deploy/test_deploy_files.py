@@ -300,7 +300,8 @@ def test_chart_templates_are_balanced(name: str) -> None:
 def test_chart_configmap_renders_values_config() -> None:
     text = template("configmap.yaml")
     assert "kind: ConfigMap" in text
-    assert re.search(r"toYaml\b.*\.Values\.config\b", text)
+    assert '{{- include "evald.config" . | nindent 4 }}' in text
+    assert re.search(r"toYaml\b.*\.Values\.config\b", template("_helpers.tpl"))
     assert "config.yaml:" in text
 
 

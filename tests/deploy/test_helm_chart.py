@@ -7,24 +7,17 @@ against two Kubernetes versions; the Prometheus Operator CRDs it has no schema f
 from __future__ import annotations
 
 import copy
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from tests.deploy.chart import CHART_DIR, CRD_KINDS, KUBE_VERSIONS, NAMESPACE, RELEASE, ROOT, evald_validate
+
 helm_python = pytest.importorskip("helm_python")
 kubernetes_validate = pytest.importorskip("kubernetes_validate")
 
-ROOT = Path(__file__).resolve().parents[2]
-CHART_DIR = ROOT / "helm" / "evald"
-RELEASE = "evald"
-NAMESPACE = "observability"
-# the oldest Kubernetes the chart supports (Chart.yaml kubeVersion >=1.23; kubernetes-validate's oldest schema is
-# 1.25) and the newest kubernetes-validate knows
-KUBE_VERSIONS = ["1.25", "1.37"]
 PROBE_PORTS = {"otlp-grpc": 4317, "otlp-http": 4318, "metrics": 9464}
 
 ALL_ON: dict[str, Any] = {
@@ -90,7 +83,6 @@ OPTIONS: dict[str, tuple[dict[str, Any], str]] = {
     ),
 }
 TLS_ON: dict[str, Any] = OPTIONS["mtls-auth"][0]
-CRD_KINDS = {"ServiceMonitor", "PrometheusRule"}
 
 
 @pytest.fixture(scope="module")
@@ -286,9 +278,10 @@ def test_pdb_and_network_policy_select_the_pods(chart: Any) -> None:
     pdb = by_kind(docs, "PodDisruptionBudget")
     assert pdb["spec"]["maxUnavailable"] == 1 and "minAvailable" not in pdb["spec"]
     assert pdb["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
-    pdb_min = by_kind(manifests(render(chart, {"podDisruptionBudget": {"enabled": True, "minAvailable": 1}})),
-                      "PodDisruptionBudget")
-    assert pdb_min["spec"] == {**pdb_min["spec"], "minAvailable": 1} and "maxUnavailable" not in pdb_min["spec"]
+    for setting in ({"minAvailable": 1}, {"maxUnavailable": 0}):  # 0: no voluntary evictions, not the default 1
+        pdb_set = by_kind(manifests(render(chart, {"podDisruptionBudget": {"enabled": True, **setting}})),
+                          "PodDisruptionBudget")
+        assert pdb_set["spec"] == {**setting, "selector": pdb["spec"]["selector"]}
     policy = by_kind(docs, "NetworkPolicy")
     assert policy["spec"]["podSelector"]["matchLabels"].items() <= pod_labels.items()
     assert policy["spec"]["policyTypes"] == ["Ingress"]  # egress stays open unless rules are given
@@ -353,15 +346,6 @@ def rendered_config(chart: Any, values: dict[str, Any] | None = None) -> str:
     return text
 
 
-def evald_validate(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
-    path = tmp_path / "config.yaml"
-    path.write_text(text, encoding="utf-8")
-    return subprocess.run(
-        [sys.executable, "-m", "evald", "validate", "--config", str(path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
-    )
-
-
 def test_configmap_holds_values_config(chart: Any) -> None:
     text = rendered_config(chart)
     assert yaml.safe_load(text) == chart.values["config"]
@@ -398,6 +382,9 @@ def test_notes_name_the_service(chart: Any) -> None:
     notes = render(chart, ALL_ON)["evald/templates/NOTES.txt"]
     assert f"evald.{NAMESPACE}.svc:4317" in notes
     assert "/readyz" in notes and "evald validate --config" in notes
+    # one paragraph of its own, one indented line per enabled object
+    assert "'\n\nMonitoring and scaling:\n  A ServiceMonitor (evald) " in notes
+    assert "\n  A PrometheusRule (evald) " in notes and "\n  Autoscaling from 1 to 5 replicas on CPU:" in notes
 
 
 def test_grafana_dashboard_configmap_carries_the_dashboard(chart: Any) -> None:
@@ -474,9 +461,13 @@ def test_render_refuses_bad_combinations(chart: Any, values: dict[str, Any], mes
 def test_notes_per_mode(chart: Any) -> None:
     scorer = render(chart, OPTIONS["kafka-scorer"][0])["evald/templates/NOTES.txt"]
     assert "--role score" in scorer and "otlp_grpc/evald" not in scorer and "WARNING" not in scorer
+    named = {"mode": "kafka-scorer", "config": {"receivers": {"kafka/eu": {"brokers": ["kafka:9092"]}}}}
+    assert "WARNING" not in render(chart, named)["evald/templates/NOTES.txt"]
     assert "Kafka lag (external metric evald_kafka_consumer_lag" in scorer and "docs/collector.md" in scorer
-    no_kafka = render(chart, {"mode": "kafka-scorer"})["evald/templates/NOTES.txt"]
-    assert "WARNING: the config has no `kafka` receiver" in no_kafka
+    kafka_exporter_only = {"exporters": {"kafka": {"brokers": ["kafka:9092"], "topic": "evald_scores"}}}
+    for values in ({}, {"config": kafka_exporter_only}):  # a kafka exporter is not the receiver the role reads
+        no_kafka = render(chart, {"mode": "kafka-scorer", **values})["evald/templates/NOTES.txt"]
+        assert "WARNING: the config has no `kafka` receiver" in no_kafka
     ingest = render(chart, {"mode": "ingest"})["evald/templates/NOTES.txt"]
     assert "--role ingest" in ingest and "otlp_grpc/evald" in ingest
     assert "WARNING: the config has no top-level `ingest:` block" in ingest

@@ -6,7 +6,6 @@ Regenerate after changing the chart or the values-<variant>.yaml files: python3 
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -14,10 +13,9 @@ import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.deploy.chart import CRD_KINDS, KUBE_VERSIONS, NAMESPACE, ROOT
+
 HERE = ROOT / "deploy" / "kubernetes"
-KUBE_VERSIONS = ["1.25", "1.37"]
-CRD_KINDS = {"ServiceMonitor", "PrometheusRule"}
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +49,7 @@ def test_rendered_manifests_are_valid_kubernetes(variant: str) -> None:
     docs = documents(variant)
     assert {d["kind"] for d in docs} >= {"ConfigMap", "Deployment", "Service", "PrometheusRule", "ServiceMonitor"}
     for doc in docs:
-        assert doc["metadata"]["namespace"] == "observability"
+        assert doc["metadata"]["namespace"] == NAMESPACE
         if doc["kind"] in CRD_KINDS:
             assert doc["apiVersion"] == "monitoring.coreos.com/v1" and doc["spec"]
             continue

@@ -55,6 +55,20 @@ The container image reference.
 {{- end }}
 
 {{/*
+evald's configuration as YAML text: .Values.rawConfig as is, else .Values.config (a mapping rendered with toYaml,
+or a string used as is). The ConfigMap holds it; NOTES.txt checks it for the keys a mode or a mount needs.
+*/}}
+{{- define "evald.config" -}}
+{{- if .Values.rawConfig }}
+{{- .Values.rawConfig }}
+{{- else if kindIs "string" .Values.config }}
+{{- .Values.config }}
+{{- else }}
+{{- toYaml (required "values: config (evald's configuration) is required" .Values.config) }}
+{{- end }}
+{{- end }}
+
+{{/*
 "true" when the mode has OTLP receivers (standalone, ingest); kafka-scorer serves only the metrics port.
 */}}
 {{- define "evald.servesOtlp" -}}
