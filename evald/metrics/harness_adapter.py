@@ -33,7 +33,6 @@ import inspect
 import math
 import re
 import typing
-from collections.abc import Mapping
 from types import ModuleType
 from typing import Any, ClassVar, cast
 
@@ -231,13 +230,7 @@ class _HarnessMetric(BaseMetric):
 
     harness_class: ClassVar[type[Any]]
 
-    def __init__(
-        self,
-        threshold: float | None = None,
-        options: ComponentConfig | Mapping[str, Any] | None = None,
-        name: str | None = None,
-    ) -> None:
-        super().__init__(threshold, options, name)
+    def setup(self) -> None:
         kwargs = cast(_HarnessOptions, self.options).constructor_kwargs()
         self.harness_metric = self.harness_class(threshold=self.threshold, **kwargs)
 

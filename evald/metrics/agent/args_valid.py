@@ -17,7 +17,6 @@ from evald.metrics.agent.trajectory import (
     PolicyFilePath,
     ToolPolicy,
     arguments_of,
-    json_equal,
     matches_any,
     show,
     violation,
@@ -25,6 +24,7 @@ from evald.metrics.agent.trajectory import (
     with_violations,
 )
 from evald.metrics.base import BaseMetric
+from evald.metrics.deterministic.json_values import json_equal
 
 _TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),

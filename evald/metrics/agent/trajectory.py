@@ -11,17 +11,18 @@ Violations follow Assay's structured output: one dict per violation with ``rule`
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self, TypeVar
 
 import yaml
-from pydantic import BeforeValidator, Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from evald.case import EvalCase, ToolCall
 from evald.config.base import ComponentConfig
+from evald.metrics.deterministic.json_values import json_equal
+from evald.metrics.options import Pattern
 
 MAX_VIOLATIONS = 20
 _MAX_VALUE_CHARS = 200
@@ -119,19 +120,6 @@ def arguments_of(call: ToolCall) -> dict[str, Any] | None:
     return {str(k): v for k, v in args.items()} if isinstance(args, Mapping) else None
 
 
-def json_equal(left: Any, right: Any) -> bool:
-    """Equality of JSON values: ``1 == 1.0``, but ``True`` is not ``1``; lists and tuples compare alike."""
-    if isinstance(left, bool) or isinstance(right, bool):
-        return isinstance(left, bool) and isinstance(right, bool) and left == right
-    if isinstance(left, int | float) and isinstance(right, int | float):
-        return left == right
-    if isinstance(left, Mapping) and isinstance(right, Mapping):
-        return set(left) == set(right) and all(json_equal(left[k], right[k]) for k in left)
-    if isinstance(left, list | tuple) and isinstance(right, list | tuple):
-        return len(left) == len(right) and all(json_equal(a, b) for a, b in zip(left, right, strict=True))
-    return type(left) is type(right) and bool(left == right)
-
-
 def argument_violations(
     rule: str, tool: str, index: int, expected: Mapping[str, Any], actual: Mapping[str, Any], *,
     exact: bool = False, ignore_keys: frozenset[str] = frozenset(),
@@ -194,18 +182,8 @@ class ArgumentRule(ComponentConfig):
     required: bool = Field(False, description="the argument must be present")
     min: float | None = Field(None, description="smallest allowed number (integer/number arguments)")
     max: float | None = Field(None, description="largest allowed number (integer/number arguments)")
-    pattern: str | None = Field(None, description="regular expression the string must contain (re.search)")
+    pattern: Pattern | None = Field(None, description="regular expression the string must contain (re.search)")
     enum: list[Any] | None = Field(None, min_length=1, description="the allowed values")
-
-    @field_validator("pattern")
-    @classmethod
-    def _pattern_compiles(cls, pattern: str | None) -> str | None:
-        if pattern is not None:
-            try:
-                re.compile(pattern)
-            except re.error as err:
-                raise ValueError(f"invalid regular expression {pattern!r}: {err}") from err
-        return pattern
 
     @model_validator(mode="after")
     def _constraints_fit_the_type(self) -> Self:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, ClassVar, Literal, cast
+from typing import ClassVar, Literal, cast
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
 from evald.metrics.base import BaseMetric
-from evald.metrics.conversation.roles import ASSISTANT_ROLES, USER_ROLES, as_text, texts_of
+from evald.metrics.conversation.roles import ASSISTANT_ROLES, USER_ROLES, texts_of
+from evald.metrics.options import Regex
+from evald.metrics.text import optional_text
 
 Scope = Literal["last_assistant", "any_assistant", "last_user"]
 _PREVIEW = 80
@@ -21,10 +23,10 @@ def _compile(pattern: str) -> re.Pattern[str]:
 
 
 class ConversationResolutionOptions(ComponentConfig):
-    resolved_patterns: list[Annotated[str, Field(min_length=1)]] = Field(
+    resolved_patterns: list[Regex] = Field(
         default_factory=list, description="regexes (case-insensitive) that mark the conversation as resolved"
     )
-    unresolved_patterns: list[Annotated[str, Field(min_length=1)]] = Field(
+    unresolved_patterns: list[Regex] = Field(
         default_factory=list,
         description="regexes (case-insensitive) that mark it as NOT resolved; checked first, they take precedence",
     )
@@ -35,16 +37,6 @@ class ConversationResolutionOptions(ComponentConfig):
     require_match: bool = Field(
         True, description="true: no pattern matching scores 0; false: no pattern matching scores 1"
     )
-
-    @field_validator("resolved_patterns", "unresolved_patterns")
-    @classmethod
-    def _valid_patterns(cls, patterns: list[str]) -> list[str]:
-        for pattern in patterns:
-            try:
-                _compile(pattern)
-            except re.error as err:
-                raise ValueError(f"invalid regular expression {pattern!r}: {err}") from err
-        return patterns
 
     @model_validator(mode="after")
     def _some_pattern(self) -> ConversationResolutionOptions:
@@ -106,10 +98,10 @@ def _scoped_texts(eval_case: EvalCase, scope: Scope) -> list[str]:
     """The texts the patterns are matched against; empty when the scope has none."""
     if scope == "last_user":
         users = texts_of(eval_case.messages, USER_ROLES)
-        fallback = as_text(eval_case.input)
+        fallback = optional_text(eval_case.input)
         return users[-1:] if users else [fallback] if fallback else []
     replies = texts_of(eval_case.messages, ASSISTANT_ROLES)
     if not replies:
-        output = as_text(eval_case.output)
+        output = optional_text(eval_case.output)
         return [output] if output else []
     return replies if scope == "any_assistant" else replies[-1:]

@@ -6,9 +6,7 @@ OpenAI-style roles are the norm (``user``, ``assistant``, ``system``/``developer
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
-from typing import Any
 
 from evald.case import Message
 
@@ -25,11 +23,3 @@ def has_role(message: Message, roles: frozenset[str]) -> bool:
 def texts_of(messages: Iterable[Message], roles: frozenset[str]) -> list[str]:
     """The non-empty contents of the messages whose role is in ``roles``, in conversation order."""
     return [m.content for m in messages if m.content and has_role(m, roles)]
-
-
-def as_text(value: Any) -> str | None:
-    """A case's ``input``/``output`` as text: strings as they are, structures as JSON, missing or empty as None."""
-    if value is None:
-        return None
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return text or None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import unicodedata
 from typing import Annotated, Any, ClassVar, Literal, cast
 
@@ -11,6 +10,7 @@ from pydantic import Field
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
 from evald.metrics.base import BaseMetric
+from evald.metrics.text import as_text
 
 _MAX_LISTED = 5
 
@@ -49,7 +49,7 @@ class ContainsMetric(BaseMetric):
         needles = list(opts.values) or _expected_values(eval_case.expected)
         if not needles:
             return None
-        haystack = self._fold(_text(eval_case.output), opts.case_sensitive)
+        haystack = self._fold(as_text(eval_case.output), opts.case_sensitive)
         missing = [v for v in needles if self._fold(v, opts.case_sensitive) not in haystack]
         found = len(needles) - len(missing)
         value = found / len(needles) if opts.mode == "all" else float(found > 0)
@@ -74,12 +74,3 @@ def _expected_values(expected: Any) -> list[str]:
     if isinstance(expected, list | tuple) and all(isinstance(v, str) for v in expected):
         return [v for v in expected if v]
     return []
-
-
-def _text(output: Any) -> str:
-    if isinstance(output, str):
-        return output
-    try:
-        return json.dumps(output, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(output)

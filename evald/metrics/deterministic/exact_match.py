@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from collections.abc import Mapping
 from typing import Any, ClassVar, cast
 
 from pydantic import Field
@@ -12,6 +11,7 @@ from pydantic import Field
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
 from evald.metrics.base import BaseMetric
+from evald.metrics.deterministic.json_values import json_equal
 
 _MISSING = object()
 
@@ -52,7 +52,7 @@ class ExactMatchMetric(BaseMetric):
             return self.score(0.0, "output is not valid JSON; expected a structured value", compared="json")
         if wanted is _MISSING:
             return self.score(0.0, "expected is text that is not JSON; output is structured", compared="json")
-        if _same(actual, wanted):
+        if json_equal(actual, wanted):
             return self.score(1.0, "output equals expected (structured)", compared="json")
         return self.score(0.0, "output differs from expected (structured)", compared="json")
 
@@ -85,16 +85,3 @@ def _json_value(value: Any) -> Any:
         return json.loads(json.dumps(value, default=str))
     except (ValueError, TypeError, RecursionError):
         return _MISSING
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Deep equality where a bool only equals a bool (in Python ``True == 1``)."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, Mapping | list) or isinstance(b, Mapping | list):
-        return False
-    return bool(a == b)

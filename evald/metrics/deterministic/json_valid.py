@@ -11,6 +11,7 @@ from pydantic import Field
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
 from evald.metrics.base import BaseMetric
+from evald.metrics.deterministic.json_values import STRICT_DECODER
 
 
 class JsonValidOptions(ComponentConfig):
@@ -42,7 +43,7 @@ class JsonValidMetric(BaseMetric):
             return None
         if isinstance(output, str):
             try:
-                value = _STRICT_DECODER.decode(output)
+                value = STRICT_DECODER.decode(output)
             except json.JSONDecodeError as err:
                 return self.score(0.0, f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}")
             except (ValueError, RecursionError) as err:
@@ -52,13 +53,6 @@ class JsonValidMetric(BaseMetric):
         if opts.require_object and not isinstance(value, Mapping):
             return self.score(0.0, f"valid JSON, but the top-level value is {_type_name(value)}, not an object")
         return self.score(1.0, f"valid JSON ({_type_name(value)})")
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not allowed in strict JSON")
-
-
-_STRICT_DECODER = json.JSONDecoder(parse_constant=_reject_constant)  # built once: loads() would build one per call
 
 
 def _type_name(value: Any) -> str:

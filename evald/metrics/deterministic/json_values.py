@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -14,7 +15,8 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not allowed in strict JSON")
 
 
-_STRICT_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+#: rejects NaN and Infinity; built once (``json.loads`` with ``parse_constant`` builds a decoder per call)
+STRICT_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def json_value(value: Any) -> Any:
@@ -23,7 +25,7 @@ def json_value(value: Any) -> Any:
     """
     if isinstance(value, str):
         try:
-            return _STRICT_DECODER.decode(value.strip())
+            return STRICT_DECODER.decode(value.strip())
         except json.JSONDecodeError as err:
             raise NotJsonError(f"{err.msg} at line {err.lineno} column {err.colno}") from err
         except (ValueError, RecursionError) as err:
@@ -41,6 +43,19 @@ def same_json(a: Any, b: Any) -> bool:
     if isinstance(a, dict | list) or isinstance(b, dict | list):
         return type(a) is type(b) and a == b
     return bool(a == b)
+
+
+def json_equal(left: Any, right: Any) -> bool:
+    """Equality of JSON values: ``1 == 1.0``, but ``True`` is not ``1``; lists and tuples compare alike."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return isinstance(left, bool) and isinstance(right, bool) and left == right
+    if isinstance(left, int | float) and isinstance(right, int | float):
+        return left == right
+    if isinstance(left, Mapping) and isinstance(right, Mapping):
+        return set(left) == set(right) and all(json_equal(left[k], right[k]) for k in left)
+    if isinstance(left, list | tuple) and isinstance(right, list | tuple):
+        return len(left) == len(right) and all(json_equal(a, b) for a, b in zip(left, right, strict=True))
+    return type(left) is type(right) and bool(left == right)
 
 
 def type_name(value: Any) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Annotated, Any, ClassVar, Literal, cast
 
@@ -11,6 +10,7 @@ from pydantic import BeforeValidator, Field, ValidationInfo, field_validator
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
 from evald.metrics.base import BaseMetric
+from evald.metrics.text import as_text
 
 _FLAGS: dict[str, re.RegexFlag] = {
     "IGNORECASE": re.IGNORECASE, "MULTILINE": re.MULTILINE, "DOTALL": re.DOTALL, "VERBOSE": re.VERBOSE,
@@ -81,7 +81,7 @@ class RegexMetric(BaseMetric):
         output = eval_case.output
         if output is None:
             return None
-        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
+        text = as_text(output)
         truncated = len(text) > opts.max_chars
         text = text[: opts.max_chars]
         match = self._regex.fullmatch(text) if opts.mode == "fullmatch" else self._regex.search(text)

@@ -49,10 +49,23 @@ def shipped_prices() -> PriceTable:
     return PriceTable.model_validate(yaml.safe_load(text))
 
 
+#: a price table keyed by the case-folded model name: folded key -> (key as written, price)
+FoldedPrices = dict[str, tuple[str, ModelPrice]]
+
+
+def fold_prices(prices: dict[str, ModelPrice]) -> FoldedPrices:
+    """``prices`` keyed for :func:`lookup_price` (built once per table, not per lookup)."""
+    return {key.casefold(): (key, price) for key, price in prices.items()}
+
+
 def find_price(model: str, prices: dict[str, ModelPrice]) -> tuple[str, ModelPrice] | None:
     """The price of ``model``: an exact (case-insensitive) key, else the longest key that prefixes the name
     and ends at a version separator; the same again without a vendor prefix such as ``openai/``."""
-    table = {key.casefold(): (key, price) for key, price in prices.items()}
+    return lookup_price(model, fold_prices(prices))
+
+
+def lookup_price(model: str, table: FoldedPrices) -> tuple[str, ModelPrice] | None:
+    """:func:`find_price` on a table already folded by :func:`fold_prices`."""
     name = model.strip().casefold()
     for candidate in dict.fromkeys((name, _VENDOR_PREFIX.sub("", name))):
         if candidate in table:
@@ -109,7 +122,7 @@ class CostMetric(BaseMetric):
     Options: ClassVar[type[ComponentConfig]] = CostOptions
 
     def setup(self) -> None:
-        self.prices: dict[str, ModelPrice] = {**shipped_prices().models, **cast(CostOptions, self.options).prices}
+        self._prices = fold_prices({**shipped_prices().models, **cast(CostOptions, self.options).prices})
 
     def measure(self, eval_case: EvalCase) -> Score | None:
         opts = cast(CostOptions, self.options)
@@ -136,7 +149,7 @@ class CostMetric(BaseMetric):
         if eval_case.input_tokens is None or eval_case.output_tokens is None:
             logger.debug("cost: not applicable to %s: input or output token count missing", eval_case.trace_id)
             return None
-        found = next((p for p in (find_price(m, self.prices) for m in models) if p is not None), None)
+        found = next((p for p in (lookup_price(m, self._prices) for m in models) if p is not None), None)
         if found is None:
             logger.debug("cost: not applicable to %s: no price for model(s) %s", eval_case.trace_id, models)
             return None

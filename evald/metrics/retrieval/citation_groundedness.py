@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from typing import ClassVar, cast
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from evald.case import Dimension, Document, EvalCase, Score
 from evald.config.base import ComponentConfig
 from evald.metrics.base import BaseMetric
+from evald.metrics.options import Pattern
 from evald.metrics.retrieval.common import normalize_text
 
 #: ``[1]``, ``[kb-001]``, ``[doc_3#p2]``, ``[1, 3]`` (two references); not markdown links ``[text](url)``.
@@ -21,7 +22,7 @@ _MAX_LISTED = 5
 
 
 class CitationOptions(ComponentConfig):
-    pattern: str = Field(
+    pattern: Pattern = Field(
         DEFAULT_CITATION_PATTERN,
         description="regex of a citation marker; group 1 (else the whole match) is a comma-separated reference list",
     )
@@ -30,15 +31,6 @@ class CitationOptions(ComponentConfig):
         False, description="also check that double-quoted spans of the output appear in some document's content"
     )
     min_span_length: int = Field(8, ge=1, description="evidence_spans: ignore quoted spans shorter than this")
-
-    @field_validator("pattern")
-    @classmethod
-    def _compiles(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as err:
-            raise ValueError(f"invalid citation pattern {value!r}: {err}") from err
-        return value
 
 
 class CitationGroundednessMetric(BaseMetric):
@@ -72,12 +64,15 @@ class CitationGroundednessMetric(BaseMetric):
     requires: ClassVar[tuple[str, ...]] = ("output", "context")
     Options: ClassVar[type[ComponentConfig]] = CitationOptions
 
+    def setup(self) -> None:
+        self._pattern = re.compile(cast(CitationOptions, self.options).pattern)
+
     def measure(self, eval_case: EvalCase) -> Score | None:
         opts = cast(CitationOptions, self.options)
         output, docs = eval_case.output, eval_case.context
         if not isinstance(output, str) or not docs:
             return None
-        references = cited_references(output, re.compile(opts.pattern))
+        references = cited_references(output, self._pattern)
         spans = quoted_spans(output, opts.min_span_length) if opts.evidence_spans else []
         contents = [normalize_text(d.content) for d in docs if d.content]
         unjudged_spans = 0 if contents else len(spans)

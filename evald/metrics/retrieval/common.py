@@ -35,12 +35,13 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar, cast
 
 from pydantic import Field
 
-from evald.case import Document, EvalCase
+from evald.case import Dimension, Document, EvalCase, Score
 from evald.config.base import ComponentConfig
+from evald.metrics.base import BaseMetric
 
 #: The rank cutoff used when neither the case (``metadata["k"]``) nor the metric option ``k`` sets one.
 DEFAULT_K = 5
@@ -157,6 +158,25 @@ def judge_ranking(eval_case: EvalCase, options: RelevanceOptions) -> JudgedRanki
         if doc_id is not None:
             seen.add(doc_id)
     return JudgedRanking(k, docs, tuple(gains), judgments)
+
+
+class RankingMetric(BaseMetric):
+    """The shared body of the metrics that score the judged top-k ranking: ``measure`` judges it (not
+    applicable without retrieved documents or relevant labels) and hands it to ``rank``."""
+
+    family: ClassVar[str] = "retrieval"
+    dimension: ClassVar[Dimension] = Dimension.GROUNDEDNESS
+    default_threshold: ClassVar[float] = 0.5
+    requires: ClassVar[tuple[str, ...]] = ("context", "expected", "metadata")
+    Options: ClassVar[type[ComponentConfig]] = RelevanceOptions
+
+    def measure(self, eval_case: EvalCase) -> Score | None:
+        ranking = judge_ranking(eval_case, cast(RelevanceOptions, self.options))
+        return None if ranking is None else self.rank(ranking, eval_case)
+
+    def rank(self, ranking: JudgedRanking, eval_case: EvalCase) -> Score:
+        """The score of a judged ranking (``eval_case`` for what the ranking does not carry)."""
+        raise NotImplementedError
 
 
 def discounted_gain(gains: Sequence[float]) -> float:

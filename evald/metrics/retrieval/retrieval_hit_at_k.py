@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, cast
+from typing import ClassVar
 
-from evald.case import Dimension, EvalCase, Score
-from evald.config.base import ComponentConfig
-from evald.metrics.base import BaseMetric
-from evald.metrics.retrieval.common import RelevanceOptions, judge_ranking
+from evald.case import EvalCase, Score
+from evald.metrics.retrieval.common import JudgedRanking, RankingMetric
 
 
-class RetrievalHitAtKMetric(BaseMetric):
+class RetrievalHitAtKMetric(RankingMetric):
     """Whether any relevant document is among the first k retrieved documents.
 
     Reads ``context`` (the retrieved documents, in retrieval order) and the relevance labels, which resolve
@@ -27,17 +25,10 @@ class RetrievalHitAtKMetric(BaseMetric):
     """
 
     kind: ClassVar[str] = "retrieval_hit_at_k"
-    family: ClassVar[str] = "retrieval"
-    dimension: ClassVar[Dimension] = Dimension.GROUNDEDNESS
     default_threshold: ClassVar[float] = 1.0
     boolean: ClassVar[bool] = True
-    requires: ClassVar[tuple[str, ...]] = ("context", "expected", "metadata")
-    Options: ClassVar[type[ComponentConfig]] = RelevanceOptions
 
-    def measure(self, eval_case: EvalCase) -> Score | None:
-        ranking = judge_ranking(eval_case, cast(RelevanceOptions, self.options))
-        if ranking is None:
-            return None
+    def rank(self, ranking: JudgedRanking, eval_case: EvalCase) -> Score:
         ranks = ranking.relevant_ranks
         if ranks:
             reason = f"first relevant document at rank {ranks[0]} (k={ranking.k})"

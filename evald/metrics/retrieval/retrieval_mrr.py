@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, cast
+from typing import ClassVar
 
-from evald.case import Dimension, EvalCase, Score
-from evald.config.base import ComponentConfig
-from evald.metrics.base import BaseMetric
-from evald.metrics.retrieval.common import RelevanceOptions, judge_ranking
+from evald.case import EvalCase, Score
+from evald.metrics.retrieval.common import JudgedRanking, RankingMetric
 
 
-class RetrievalMrrMetric(BaseMetric):
+class RetrievalMrrMetric(RankingMetric):
     """The reciprocal rank of the first relevant retrieved document (0 when none is in the top k).
 
     Reads ``context`` (the retrieved documents, in retrieval order) and the relevance labels, which resolve
@@ -28,16 +26,8 @@ class RetrievalMrrMetric(BaseMetric):
     """
 
     kind: ClassVar[str] = "retrieval_mrr"
-    family: ClassVar[str] = "retrieval"
-    dimension: ClassVar[Dimension] = Dimension.GROUNDEDNESS
-    default_threshold: ClassVar[float] = 0.5
-    requires: ClassVar[tuple[str, ...]] = ("context", "expected", "metadata")
-    Options: ClassVar[type[ComponentConfig]] = RelevanceOptions
 
-    def measure(self, eval_case: EvalCase) -> Score | None:
-        ranking = judge_ranking(eval_case, cast(RelevanceOptions, self.options))
-        if ranking is None:
-            return None
+    def rank(self, ranking: JudgedRanking, eval_case: EvalCase) -> Score:
         ranks = ranking.relevant_ranks
         if not ranks:
             return self.score(0.0, f"no relevant document in the top {ranking.k}", **ranking.summary())

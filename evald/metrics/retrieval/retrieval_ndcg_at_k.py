@@ -6,10 +6,9 @@ from typing import ClassVar, Literal, cast
 
 from pydantic import Field
 
-from evald.case import Dimension, EvalCase, Score
+from evald.case import EvalCase, Score
 from evald.config.base import ComponentConfig
-from evald.metrics.base import BaseMetric
-from evald.metrics.retrieval.common import RelevanceOptions, discounted_gain, judge_ranking
+from evald.metrics.retrieval.common import JudgedRanking, RankingMetric, RelevanceOptions, discounted_gain
 
 
 class NdcgOptions(RelevanceOptions):
@@ -18,7 +17,7 @@ class NdcgOptions(RelevanceOptions):
     )
 
 
-class RetrievalNdcgAtKMetric(BaseMetric):
+class RetrievalNdcgAtKMetric(RankingMetric):
     """Normalized discounted cumulative gain (nDCG@k) of the retrieved ranking, with binary or graded labels.
 
     Reads ``context`` (the retrieved documents, in retrieval order) and the relevance labels, which resolve
@@ -39,17 +38,10 @@ class RetrievalNdcgAtKMetric(BaseMetric):
     """
 
     kind: ClassVar[str] = "retrieval_ndcg_at_k"
-    family: ClassVar[str] = "retrieval"
-    dimension: ClassVar[Dimension] = Dimension.GROUNDEDNESS
-    default_threshold: ClassVar[float] = 0.5
-    requires: ClassVar[tuple[str, ...]] = ("context", "expected", "metadata")
     Options: ClassVar[type[ComponentConfig]] = NdcgOptions
 
-    def measure(self, eval_case: EvalCase) -> Score | None:
+    def rank(self, ranking: JudgedRanking, eval_case: EvalCase) -> Score:
         opts = cast(NdcgOptions, self.options)
-        ranking = judge_ranking(eval_case, opts)
-        if ranking is None:
-            return None
         exponential = opts.gain == "exponential"
 
         def gain(grade: float) -> float:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, cast
+from typing import ClassVar
 
-from evald.case import Dimension, EvalCase, Score
-from evald.config.base import ComponentConfig
-from evald.metrics.base import BaseMetric
-from evald.metrics.retrieval.common import RelevanceOptions, judge_ranking
+from evald.case import EvalCase, Score
+from evald.metrics.retrieval.common import JudgedRanking, RankingMetric
 
 
-class RetrievalRecallAtKMetric(BaseMetric):
+class RetrievalRecallAtKMetric(RankingMetric):
     """The fraction of the relevant documents that are among the first k retrieved documents.
 
     Reads ``context`` (the retrieved documents, in retrieval order) and the relevance labels, which resolve
@@ -28,16 +26,8 @@ class RetrievalRecallAtKMetric(BaseMetric):
     """
 
     kind: ClassVar[str] = "retrieval_recall_at_k"
-    family: ClassVar[str] = "retrieval"
-    dimension: ClassVar[Dimension] = Dimension.GROUNDEDNESS
-    default_threshold: ClassVar[float] = 0.5
-    requires: ClassVar[tuple[str, ...]] = ("context", "expected", "metadata")
-    Options: ClassVar[type[ComponentConfig]] = RelevanceOptions
 
-    def measure(self, eval_case: EvalCase) -> Score | None:
-        ranking = judge_ranking(eval_case, cast(RelevanceOptions, self.options))
-        if ranking is None:
-            return None
+    def rank(self, ranking: JudgedRanking, eval_case: EvalCase) -> Score:
         relevant = ranking.judgments.relevant_ids
         found = ranking.found_ids
         missed = sorted(relevant - found)

@@ -18,15 +18,14 @@ import base64
 import binascii
 import json
 import re
-from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Literal
 
 import phonenumbers
-from pydantic import AfterValidator, Field
 
 from evald.case import EvalCase
+from evald.metrics.options import Regex as Regex  # re-exported: evald/judges/config.py imports it from here
 from evald.metrics.safety.validators import (
     NATIONAL_ID_VALIDATORS,
     card_number_valid,
@@ -34,6 +33,7 @@ from evald.metrics.safety.validators import (
     mask,
     shannon_entropy,
 )
+from evald.metrics.text import optional_text
 
 PiiType = Literal["email", "phone", "credit_card", "iban", "national_id"]
 Locale = Literal["us", "uk", "fr", "de", "it"]
@@ -253,30 +253,10 @@ def _without_overlaps(found: list[Match]) -> list[Match]:
     return sorted(kept, key=lambda m: (m.start, m.end))
 
 
-def _compiles(pattern: str) -> str:
-    try:
-        re.compile(pattern)
-    except re.error as err:
-        raise ValueError(f"invalid regex {pattern!r}: {err}") from err
-    return pattern
-
-
-#: an option value that must be a valid Python regex (checked when the config is loaded)
-Regex = Annotated[str, Field(min_length=1), AfterValidator(_compiles)]
-
-
 # -- the texts of a case -------------------------------------------------------------------------------------------
 
-def as_text(value: Any) -> str | None:
-    """A field's text: strings as they are, structured values as their JSON text, None when absent."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(value)
+#: the former name of :func:`evald.metrics.text.optional_text`, still imported by ``evald/judges/judged.py``
+as_text = optional_text
 
 
 def case_texts(eval_case: EvalCase, fields: Iterable[str]) -> list[tuple[str, str]]:
@@ -285,7 +265,7 @@ def case_texts(eval_case: EvalCase, fields: Iterable[str]) -> list[tuple[str, st
     for name in fields:
         if name == "context":
             out += [(f"context[{i}]", doc.content) for i, doc in enumerate(eval_case.context) if doc.content]
-        elif (text := as_text(getattr(eval_case, name))) is not None:
+        elif (text := optional_text(getattr(eval_case, name))) is not None:
             out.append((name, text))
     return out
 
@@ -295,11 +275,3 @@ def scan_fields(texts: Sequence[tuple[str, str]], find: Callable[[str], list[Mat
     """(field label, match) for every detection in ``texts`` whose value does not fully match an ``allow`` regex."""
     return [(field, match) for field, text in texts for match in find(text)
             if not any(re.fullmatch(p, match.value, re.IGNORECASE) for p in allow)]
-
-
-def leak_summary(texts: Sequence[tuple[str, str]], findings: Sequence[dict[str, object]], key: str
-                 ) -> tuple[str, str]:
-    """(the scanned field names, ``"2 email, 1 phone"``-style counts of ``findings`` by ``key``) for a reason."""
-    scanned = ", ".join(dict.fromkeys(f.split("[")[0] for f, _ in texts))
-    counts = Counter(str(f[key]) for f in findings)
-    return scanned, ", ".join(f"{n} {value}" for value, n in sorted(counts.items()))

@@ -15,7 +15,8 @@ from pydantic import Field
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
 from evald.metrics.base import BaseMetric
-from evald.metrics.safety.detectors import Regex, as_text
+from evald.metrics.options import Regex
+from evald.metrics.text import optional_text
 
 Signal = Literal[
     "ignore_instructions", "role_spoofing", "system_prompt_marker", "prompt_extraction", "jailbreak",
@@ -164,7 +165,7 @@ class PromptInjectionMetric(BaseMetric):
 
 def _sources(eval_case: EvalCase, fields: list[InjectionSource]) -> Iterator[tuple[dict[str, Any], str]]:
     """(location, text) for every scanned text; the location names the field and the document or tool."""
-    if "input" in fields and (text := as_text(eval_case.input)):
+    if "input" in fields and (text := optional_text(eval_case.input)):
         yield {"field": "input"}, text
     if "context" in fields:
         for i, doc in enumerate(eval_case.context):
@@ -172,7 +173,7 @@ def _sources(eval_case: EvalCase, fields: list[InjectionSource]) -> Iterator[tup
                 yield {"field": "context", "document": doc.id if doc.id is not None else f"#{i}"}, doc.content
     if "tool_results" in fields:
         for call in eval_case.tool_calls:
-            if (text := as_text(call.result)):
+            if (text := optional_text(call.result)):
                 yield {"field": "tool_result", "tool": call.name, "call_id": call.id}, text
 
 

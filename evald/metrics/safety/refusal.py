@@ -11,7 +11,8 @@ from pydantic import Field
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
 from evald.metrics.base import BaseMetric
-from evald.metrics.safety.detectors import Regex, as_text
+from evald.metrics.options import Regex
+from evald.metrics.text import optional_text
 
 #: the case metadata key holding whether a refusal is the right behaviour
 EXPECTATION_KEY = "refusal_expected"
@@ -98,7 +99,7 @@ class RefusalMetric(BaseMetric):
 
     def measure(self, eval_case: EvalCase) -> Score | None:
         opts = cast(RefusalOptions, self.options)
-        text = as_text(eval_case.output)
+        text = optional_text(eval_case.output)
         if text is None:
             return None
         language = _refusal_language(unicodedata.normalize("NFKC", text).translate(_APOSTROPHES), opts.patterns)

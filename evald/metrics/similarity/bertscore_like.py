@@ -12,7 +12,8 @@ from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
 from evald.metrics.base import BaseMetric
 from evald.metrics.similarity.embeddings import EmbeddingProviderConfig, Matrix, embed_normalized, provider_for
-from evald.metrics.similarity.text import as_text, references, word_tokens
+from evald.metrics.similarity.text import references, word_tokens
+from evald.metrics.text import as_text
 
 
 class BertscoreLikeOptions(ComponentConfig):

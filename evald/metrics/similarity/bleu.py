@@ -12,7 +12,8 @@ from pydantic import Field
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
 from evald.metrics.base import BaseMetric
-from evald.metrics.similarity.text import as_text, references, word_tokens
+from evald.metrics.similarity.text import references, word_tokens
+from evald.metrics.text import as_text
 
 
 class BleuOptions(ComponentConfig):

@@ -10,7 +10,8 @@ from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
 from evald.metrics.base import BaseMetric
 from evald.metrics.similarity.embeddings import EmbeddingProviderConfig, embed_normalized, provider_for
-from evald.metrics.similarity.text import as_text, references
+from evald.metrics.similarity.text import references
+from evald.metrics.text import as_text
 
 
 class EmbeddingCosineOptions(ComponentConfig):

@@ -11,7 +11,8 @@ from rapidfuzz.distance import Levenshtein
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
 from evald.metrics.base import BaseMetric
-from evald.metrics.similarity.text import as_text, normalize_whitespace, references
+from evald.metrics.similarity.text import normalize_whitespace, references
+from evald.metrics.text import as_text
 
 
 class LevenshteinOptions(ComponentConfig):

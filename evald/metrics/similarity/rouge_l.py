@@ -10,7 +10,8 @@ from rapidfuzz.distance import LCSseq
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
 from evald.metrics.base import BaseMetric
-from evald.metrics.similarity.text import as_text, references, word_tokens
+from evald.metrics.similarity.text import references, word_tokens
+from evald.metrics.text import as_text
 
 
 class RougeLOptions(ComponentConfig):

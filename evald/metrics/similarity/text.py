@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from typing import Any
 
+from evald.metrics.text import as_text
+
 _WORD_RE = re.compile(r"\w+")
-
-
-def as_text(value: Any) -> str:
-    """A value as text: a string as is, anything else as its JSON text (non-ASCII kept), else ``str()``."""
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError, RecursionError):
-        return str(value)
 
 
 def references(expected: Any) -> list[str]:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from evald.case import EvalCase, ToolCall
 from evald.judges.banded import truncate
 from evald.metrics.agent.task_completion import TaskCompletionMetric
 from tests.judges.fake_llm import FakeLLM
-from tests.metrics.judged_support import EMAIL, expect_malformed, judged_llm, sent_blocks, verdict
+from tests.metrics.judged_support import EMAIL, expect_malformed, sent_blocks, verdict
 
 pytestmark = pytest.mark.integration
 CASE = EvalCase(
@@ -21,12 +19,6 @@ CASE = EvalCase(
     ),
     output="Done, the report was sent.",
 )
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeLLM]:
-    async with judged_llm() as server:
-        yield server
 
 
 async def test_a_2_is_0_25_and_fails(llm: FakeLLM) -> None:

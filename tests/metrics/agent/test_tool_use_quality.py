@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from evald.case import EvalCase, ToolCall
 from evald.metrics.agent.tool_use_quality import ToolUseQualityMetric
 from tests.judges.fake_llm import FakeLLM
-from tests.metrics.judged_support import EMAIL, expect_malformed, judged_llm, sent_blocks, verdict
+from tests.metrics.judged_support import EMAIL, expect_malformed, sent_blocks, verdict
 
 pytestmark = pytest.mark.integration
 CASE = EvalCase(
@@ -18,12 +16,6 @@ CASE = EvalCase(
                 ToolCall("lookup_user", {"email": EMAIL})),
     output="Rain.",
 )
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeLLM]:
-    async with judged_llm() as server:
-        yield server
 
 
 async def test_a_4_is_0_75_and_passes(llm: FakeLLM) -> None:

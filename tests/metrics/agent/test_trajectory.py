@@ -11,12 +11,12 @@ from evald.metrics.agent.trajectory import (
     argument_violations,
     arguments_of,
     clip,
-    json_equal,
     matches,
     violation,
     violation_metadata,
     with_violations,
 )
+from evald.metrics.deterministic.json_values import json_equal
 
 
 @pytest.mark.parametrize(("name", "pattern", "expected"), [

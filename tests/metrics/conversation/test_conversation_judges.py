@@ -3,8 +3,6 @@ over the rendered conversation (local judge, real OpenAI SDK). One test shape, p
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from evald.case import EvalCase, Message, ToolCall
@@ -13,7 +11,7 @@ from evald.metrics.conversation.conversation_coherence import ConversationCohere
 from evald.metrics.conversation.goal_accuracy import GoalAccuracyMetric
 from evald.metrics.conversation.knowledge_retention import KnowledgeRetentionMetric
 from tests.judges.fake_llm import FakeLLM
-from tests.metrics.judged_support import EMAIL, expect_malformed, judged_llm, sent_blocks, verdict
+from tests.metrics.judged_support import EMAIL, expect_malformed, sent_blocks, verdict
 
 pytestmark = pytest.mark.integration
 CASE = EvalCase(messages=(
@@ -22,12 +20,6 @@ CASE = EvalCase(messages=(
     Message("assistant", "Booked for 2 at 8pm, Jane."),
 ))
 METRICS = [ConversationCoherenceMetric, GoalAccuracyMetric, KnowledgeRetentionMetric]
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeLLM]:
-    async with judged_llm() as server:
-        yield server
 
 
 @pytest.mark.parametrize("cls", METRICS)

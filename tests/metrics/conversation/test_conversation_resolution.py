@@ -130,5 +130,5 @@ def test_an_invalid_regex_is_a_config_error() -> None:
     config = 'metrics:\n  - { kind: conversation_resolution, options: { resolved_patterns: ["ok", "(unclosed"] } }\n'
     with pytest.raises(ConfigError) as err:
         parse_config(config, "test", environ={})
-    assert err.value.problems[0][0] == "metrics[0].options.resolved_patterns"
+    assert err.value.problems[0][0] == "metrics[0].options.resolved_patterns[1]"  # the bad item itself
     assert "invalid regular expression '(unclosed'" in err.value.problems[0][1]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -10,17 +9,11 @@ import pytest
 from evald.case import EvalCase
 from evald.metrics.llm_judge.rubric_judge import RubricJudgeMetric
 from tests.judges.fake_llm import FakeLLM
-from tests.metrics.judged_support import EMAIL, expect_malformed, judged_llm, sent_blocks, sent_system, verdict
+from tests.metrics.judged_support import EMAIL, expect_malformed, sent_blocks, sent_system, verdict
 
 pytestmark = pytest.mark.integration
 RUBRIC = {0: "wrong", 1: "mostly wrong", 2: "half right", 3: "right, unclear", 4: "right and clear"}
 CASE = EvalCase(input="Capital of France?", output=f"Paris. Mail {EMAIL}", expected="Paris")
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeLLM]:
-    async with judged_llm() as server:
-        yield server
 
 
 async def test_level_3_of_0_to_4_is_0_75(llm: FakeLLM) -> None:

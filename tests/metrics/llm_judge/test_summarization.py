@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from evald.case import EvalCase
 from evald.metrics.llm_judge.summarization import SummarizationMetric
 from tests.judges.fake_llm import FakeLLM
-from tests.metrics.judged_support import EMAIL, expect_malformed, judged_llm, sent_blocks, verdict
+from tests.metrics.judged_support import EMAIL, expect_malformed, sent_blocks, verdict
 
 pytestmark = pytest.mark.integration
 CASE = EvalCase(
     input=f"Acme Q3: revenue up 10%, costs flat, new CEO. Contact {EMAIL}.", output="Revenue +10%, new CEO.",
 )
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeLLM]:
-    async with judged_llm() as server:
-        yield server
 
 
 async def test_a_5_is_1_and_passes(llm: FakeLLM) -> None:

@@ -56,6 +56,11 @@ def test_prices_option_overrides_and_extends_the_table() -> None:
     assert over is not None and over.metadata["cost_usd"] == pytest.approx(2.0) and not over.passed
     own = metric.measure(EvalCase(model="my-llama", input_tokens=1_000_000, output_tokens=0))
     assert own is not None and own.metadata["cost_usd"] == pytest.approx(0.5)
+    # an option key that differs only in case still overrides the shipped price
+    upper = CostMetric(options={"max_usd": 1, "prices": {"GPT-4O": {"input": 1, "output": 2}}})
+    score = upper.measure(EvalCase(model="gpt-4o", input_tokens=1_000_000, output_tokens=0))
+    assert score is not None and score.metadata["price_model"] == "GPT-4O"
+    assert score.metadata["cost_usd"] == pytest.approx(1.0)
 
 
 def test_model_matching() -> None:

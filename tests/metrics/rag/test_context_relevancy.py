@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from evald.case import Document, EvalCase
 from evald.metrics.rag.context_relevancy import ContextRelevancyMetric
 from tests.judges.fake_llm import FakeLLM
-from tests.metrics.judged_support import EMAIL, expect_malformed, judged_llm, sent_blocks, verdict
+from tests.metrics.judged_support import EMAIL, expect_malformed, sent_blocks, verdict
 
 pytestmark = pytest.mark.integration
 CASE = EvalCase(
     input=f"Who runs Acme? I am {EMAIL}", output="UNSENT-ANSWER",
     context=(Document(id="d1", content="Jane Doe is the CEO of Acme."), Document(id="d2", content="Weather: rain.")),
 )
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeLLM]:
-    async with judged_llm() as server:
-        yield server
 
 
 async def test_a_5_is_1_and_passes(llm: FakeLLM) -> None:

@@ -2,31 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
-from prometheus_client import CollectorRegistry
 
 from evald.case import Document, EvalCase
 from evald.judges.limiter import JudgeError
-from evald.judges.registry import close_judges, register_judge
-from evald.judges.telemetry import JudgeTelemetry
 from evald.metrics.rag.faithfulness import FaithfulnessMetric
-from tests.judges.fake_llm import FakeLLM, Reply, fake_llm, judge_config, make_judge
+from tests.judges.fake_llm import FakeLLM, Reply
 
 pytestmark = pytest.mark.integration
 CASE = EvalCase(
     input="Tell me about Paris.", output="Paris is the capital of France. It has 2.1M people. It hosts the Louvre.",
     context=(Document(id="d1", content="Paris, capital of France, home of the Louvre."), Document(id="d2")),
 )
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeLLM]:
-    async with fake_llm() as server:
-        register_judge(make_judge(judge_config(server), JudgeTelemetry(CollectorRegistry())))
-        yield server
-        await close_judges()
 
 
 def claims(total: int, supported: int) -> Reply:

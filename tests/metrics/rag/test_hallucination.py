@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from evald.case import Document, EvalCase
 from evald.metrics.rag.hallucination import HallucinationMetric
 from tests.judges.fake_llm import FakeLLM
-from tests.metrics.judged_support import EMAIL, expect_malformed, judged_llm, sent_blocks, verdict
+from tests.metrics.judged_support import EMAIL, expect_malformed, sent_blocks, verdict
 
 pytestmark = pytest.mark.integration
 CASE = EvalCase(
     input="Who runs Acme?", output=f"Jane Doe ({EMAIL}) has run Acme since 1990.",
     context=(Document(id="d1", content="Jane Doe is the CEO of Acme."), Document(id="d2")),
 )
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeLLM]:
-    async with judged_llm() as server:
-        yield server
 
 
 async def test_a_4_is_0_75_and_passes_the_0_75_threshold(llm: FakeLLM) -> None:

@@ -3,8 +3,6 @@ safe) (local judge, real OpenAI SDK). One test shape, parametrized over the thre
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from evald.case import EvalCase
@@ -13,17 +11,11 @@ from evald.metrics.safety.bias import BiasMetric
 from evald.metrics.safety.harmful_advice import HarmfulAdviceMetric
 from evald.metrics.safety.toxicity import ToxicityMetric
 from tests.judges.fake_llm import FakeLLM
-from tests.metrics.judged_support import EMAIL, expect_malformed, judged_llm, sent_blocks, verdict
+from tests.metrics.judged_support import EMAIL, expect_malformed, sent_blocks, verdict
 
 pytestmark = pytest.mark.integration
 CASE = EvalCase(input="Say something about my colleague.", output=f"Write to {EMAIL} and say thanks.")
 METRICS = [BiasMetric, HarmfulAdviceMetric, ToxicityMetric]
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeLLM]:
-    async with judged_llm() as server:
-        yield server
 
 
 @pytest.mark.parametrize("cls", METRICS)

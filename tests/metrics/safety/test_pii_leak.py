@@ -10,7 +10,8 @@ from pydantic import ValidationError
 
 from evald.case import Dimension, Document, EvalCase, Score
 from evald.config.loader import parse_config
-from evald.metrics.safety.pii_leak import MAX_LISTED_FINDINGS, PiiLeakMetric
+from evald.metrics.safety.leak import MAX_LISTED_FINDINGS
+from evald.metrics.safety.pii_leak import PiiLeakMetric
 from evald.replay import replay
 
 CORPUS = Path(__file__).resolve().parents[2] / "testdata" / "corpus"

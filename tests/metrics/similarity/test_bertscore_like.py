@@ -14,23 +14,7 @@ from evald.metrics.remote import MetricUnavailable
 from evald.metrics.similarity import bertscore_like
 from evald.metrics.similarity.bertscore_like import BertscoreLikeMetric
 from evald.metrics.similarity.embeddings import HashingEmbeddingConfig, HashingEmbeddingProvider, provider_for
-
-HASHING = {"kind": "hashing", "dimensions": 1024}
-
-
-class FixedVectors:
-    def __init__(self, vectors: dict[str, list[float]]) -> None:
-        self.vectors = vectors
-        self.calls: list[list[str]] = []
-
-    async def embed(self, texts: list[str]) -> list[list[float]]:
-        self.calls.append(texts)
-        return [self.vectors[text] for text in texts]
-
-
-class Down:
-    async def embed(self, texts: list[str]) -> list[list[float]]:
-        raise MetricUnavailable("embedding service down")
+from tests.metrics.similarity.providers import HASHING, Down, FixedVectors
 
 
 async def measure(output: Any, expected: Any, **options: Any) -> tuple[float, dict[str, Any]] | None:

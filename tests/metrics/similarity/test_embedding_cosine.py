@@ -13,25 +13,7 @@ from evald.metrics.remote import MetricUnavailable
 from evald.metrics.similarity import embedding_cosine
 from evald.metrics.similarity.embedding_cosine import EmbeddingCosineMetric
 from evald.metrics.similarity.embeddings import HashingEmbeddingConfig, HashingEmbeddingProvider, provider_for
-
-HASHING = {"kind": "hashing", "dimensions": 1024}
-
-
-class FixedVectors:
-    """A provider with hand-picked vectors (to reach negative cosines the hashing provider never gives)."""
-
-    def __init__(self, vectors: dict[str, list[float]]) -> None:
-        self.vectors = vectors
-        self.calls: list[list[str]] = []
-
-    async def embed(self, texts: list[str]) -> list[list[float]]:
-        self.calls.append(texts)
-        return [self.vectors[text] for text in texts]
-
-
-class Down:
-    async def embed(self, texts: list[str]) -> list[list[float]]:
-        raise MetricUnavailable("embedding service down")
+from tests.metrics.similarity.providers import HASHING, Down, FixedVectors
 
 
 def hashing_provider() -> HashingEmbeddingProvider:

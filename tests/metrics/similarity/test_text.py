@@ -4,7 +4,8 @@ from typing import Any
 
 import pytest
 
-from evald.metrics.similarity.text import as_text, normalize_whitespace, references, word_tokens
+from evald.metrics.similarity.text import normalize_whitespace, references, word_tokens
+from evald.metrics.text import as_text, optional_text
 
 
 @pytest.mark.parametrize(
@@ -13,6 +14,12 @@ from evald.metrics.similarity.text import as_text, normalize_whitespace, referen
 )
 def test_as_text(value: Any, text: str) -> None:
     assert as_text(value) == text
+
+
+def test_optional_text_keeps_none_and_empty_apart() -> None:
+    assert optional_text(None) is None
+    assert optional_text("") == ""
+    assert optional_text({"a": 1}) == '{"a": 1}'
 
 
 def test_references() -> None:

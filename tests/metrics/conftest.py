@@ -1,0 +1,17 @@
+"""Fixtures shared by the metric tests."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from tests.judges.fake_llm import FakeLLM
+from tests.metrics.judged_support import judged_llm
+
+
+@pytest.fixture
+async def llm() -> AsyncIterator[FakeLLM]:
+    """A fake OpenAI-compatible server registered as judge ``default`` (for the judged metrics' tests)."""
+    async with judged_llm() as server:
+        yield server
