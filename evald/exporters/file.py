@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from evald.config.base import ComponentConfig, Duration
 from evald.exporters.sending import exporter_instruments
@@ -43,15 +43,8 @@ class FileExporterConfig(ComponentConfig):
     path: str = Field(min_length=1, description="JSON lines file to append to.")
     max_megabytes: float = Field(100.0, ge=0.0, description="Rotate before the file passes this size; 0 = never.")
     max_backups: int = Field(5, ge=0, le=1000, description="Rotated files kept (`path.1` is the newest).")
-    flush_interval: Duration = Field(1.0, description="Buffered lines are written at least this often.")
+    flush_interval: Duration = Field(1.0, gt=0, description="Buffered lines are written at least this often.")
     queue_size: int = Field(10_000, gt=0, description="Scored cases buffered between writes; beyond it, dropped.")
-
-    @field_validator("flush_interval")
-    @classmethod
-    def _positive_interval(cls, value: float) -> float:
-        if value <= 0:
-            raise ValueError("flush_interval must be greater than 0")
-        return value
 
 
 class RotatingWriter:

@@ -32,7 +32,7 @@ from pydantic import Field
 
 from evald.config.base import ComponentConfig, Duration
 from evald.errors import ConfigError, PermanentError
-from evald.exporters.sending import SendingQueue, exporter_instruments
+from evald.exporters.sending import SendingQueue
 from evald.exporters.sending_policy import RetryableError, RetryOnFailureConfig, SendingQueueConfig
 from evald.model import ScoredCase
 from evald.telemetry import Telemetry
@@ -49,7 +49,7 @@ class KafkaExporterConfig(ComponentConfig):
     client_id: str = Field("evald", min_length=1, description="Producer client id.")
     compression: Literal["none", "gzip"] = Field("none", description="Record batch compression.")
     max_record_size: int = Field(1 << 20, gt=0, description="Larger records are dropped (permanent_error).")
-    timeout: Duration = Field(10.0, description="Deadline of one send attempt (a batch of records).")
+    timeout: Duration = Field(10.0, gt=0, description="Deadline of one send attempt (a batch of records).")
     sending_queue: SendingQueueConfig = Field(SendingQueueConfig(), description="Bounded queue of records.")
     retry_on_failure: RetryOnFailureConfig = Field(RetryOnFailureConfig(), description="Backoff on broker errors.")
 
@@ -58,6 +58,10 @@ def encode_records(batch: Sequence[ScoredCase]) -> list[Record]:
     return [(scored.trace_id.encode("ascii", "replace"),
              json.dumps(scored.to_json_line(), ensure_ascii=False, default=str).encode("utf-8"))
             for scored in batch]
+
+
+def _value_size(record: Record) -> int:
+    return len(record[1])
 
 
 class KafkaExporter:
@@ -71,21 +75,14 @@ class KafkaExporter:
         self._producer: Any = None
         self._queue: SendingQueue[Record] = SendingQueue(
             component_id, self._send, telemetry, queue=config.sending_queue, retry=config.retry_on_failure,
-            timeout=config.timeout, batch_size=500,
+            timeout=config.timeout, batch_size=500, max_item_bytes=config.max_record_size, size_of=_value_size,
         )
-        self._too_large = exporter_instruments(telemetry).dropped.labels(component_id, "permanent_error")
 
     async def start(self) -> None:
         await self._queue.start()
 
     async def export(self, batch: Sequence[ScoredCase]) -> None:
-        records = encode_records(batch)
-        too_big = [r for r in records if len(r[1]) > self.config.max_record_size]
-        if too_big:
-            self._too_large.inc(len(too_big))
-            logger.warning("exporter %s: %d record(s) over max_record_size dropped", self.id, len(too_big))
-            records = [r for r in records if len(r[1]) <= self.config.max_record_size]
-        self._queue.submit(records)
+        self._queue.submit(encode_records(batch))  # a record over max_record_size is dropped and counted there
 
     async def shutdown(self, timeout: float) -> None:
         try:

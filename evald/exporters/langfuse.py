@@ -62,7 +62,7 @@ class LangfuseExporterConfig(ComponentConfig):
     public_key: SecretStr = Field(description="Langfuse public key (`pk-lf-...`); use `${env:LANGFUSE_PUBLIC_KEY}`.")
     secret_key: SecretStr = Field(description="Langfuse secret key (`sk-lf-...`); use `${env:LANGFUSE_SECRET_KEY}`.")
     environment: str | None = Field(None, description="Langfuse environment of the scores; none = `default`.")
-    timeout: Duration = Field(5.0, description="Deadline of one HTTP attempt.")
+    timeout: Duration = Field(5.0, gt=0, description="Deadline of one HTTP attempt.")
     rate_limit_per_minute: float = Field(
         30.0, ge=0.0, description="Requests per minute at most (Cloud hobby: 30, paid plans: 1000); 0 = no limit."
     )
@@ -85,13 +85,6 @@ class LangfuseExporterConfig(ComponentConfig):
     def _check_environment(cls, value: str | None) -> str | None:
         if value is not None and (not _ENVIRONMENT_RE.match(value) or value.startswith("langfuse")):
             raise ValueError("environment must be lowercase letters, digits, `-` or `_`, not starting with `langfuse`")
-        return value
-
-    @field_validator("timeout")
-    @classmethod
-    def _positive_timeout(cls, value: float) -> float:
-        if value <= 0:
-            raise ValueError("timeout must be greater than 0")
         return value
 
 
@@ -137,7 +130,7 @@ class LangfuseExporter:
     async def export(self, batch: Sequence[ScoredCase]) -> None:
         """Queue every score of ``batch`` (never waits on the network; a full queue drops and counts)."""
         now = datetime.now(UTC)
-        self._queue.submit(encode_scores(list(batch), self._infos, environment=self.config.environment,
+        self._queue.submit(encode_scores(batch, self._infos, environment=self.config.environment,
                                          timestamp=now))
 
     async def shutdown(self, timeout: float) -> None:

@@ -23,7 +23,7 @@ One body per :class:`~evald.case.Score` (skipped and errored evaluations are not
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -96,7 +96,7 @@ def _event_time(scored: ScoredCase) -> str | None:
 
 
 def encode_scores(
-    scored_cases: list[ScoredCase] | tuple[ScoredCase, ...],
+    scored_cases: Sequence[ScoredCase],
     infos: Mapping[str, MetricInfo],
     *,
     environment: str | None,

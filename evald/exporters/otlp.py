@@ -117,11 +117,11 @@ class OTLPExporterConfig(ComponentConfig):
     )
     tls: OTLPTLSConfig = Field(default_factory=OTLPTLSConfig, description="TLS settings.")
     compression: Literal["gzip", "none"] = Field("gzip", description="Payload compression.")
-    timeout: Duration = Field(10.0, description="Deadline of one export call, the SDK's own retries included.")
-    export_interval: Duration = Field(15.0, description="How often the score metrics are pushed.")
+    timeout: Duration = Field(10.0, gt=0, description="Deadline of one export call, the SDK's own retries included.")
+    export_interval: Duration = Field(15.0, gt=0, description="How often the score metrics are pushed.")
     max_queue_size: int = Field(2048, ge=1, description="Events waiting to be sent; beyond it new ones are dropped.")
     max_export_batch_size: int = Field(512, ge=1, description="Events per export request.")
-    schedule_delay: Duration = Field(1.0, description="Longest wait before a partial batch of events is sent.")
+    schedule_delay: Duration = Field(1.0, gt=0, description="Longest wait before a partial batch of events is sent.")
     max_attribute_sets: int = Field(
         2000, ge=1, description="Distinct metric attribute sets; beyond it they fold into `__overflow__` (counted)."
     )
@@ -141,13 +141,6 @@ class OTLPExporterConfig(ComponentConfig):
         host, _, port = value.rpartition(":")
         if not host or not port.isdigit() or not 0 < int(port) <= 65535:
             raise ValueError(f"invalid endpoint {value!r}: expected host:port or http(s)://host:port")
-        return value
-
-    @field_validator("timeout", "export_interval", "schedule_delay")
-    @classmethod
-    def _positive(cls, value: float) -> float:
-        if value <= 0:
-            raise ValueError("must be greater than 0")
         return value
 
     @model_validator(mode="after")

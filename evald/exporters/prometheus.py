@@ -210,7 +210,7 @@ class PrometheusExporter:
     async def export(self, batch: Sequence[ScoredCase]) -> None:
         table = self._table
         with table.lock:
-            index = table._index()
+            indices = table.indices()
             now = time.time()
             for scored in batch:
                 case = scored.case
@@ -219,7 +219,7 @@ class PrometheusExporter:
                 for score in scored.scores:
                     key = (_label(score.name), score.dimension.value, scope, service, model)
                     exemplar = (case.trace_id, case.span_id or "", score.value, now) if linked else None
-                    table.record(key, PASS if score.passed else FAIL, score.value, index, exemplar)
+                    table.record(key, PASS if score.passed else FAIL, score.value, indices, exemplar)
                 for outcome, entries in ((SKIPPED, scored.skipped), (ERROR, scored.errors)):
                     for name, _reason in entries:
                         dimension = _label(scored.metric_dimensions.get(name, ""))

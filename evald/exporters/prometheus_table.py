@@ -55,6 +55,12 @@ class Window:
         while self.buckets and self.buckets[0][0] < oldest:
             self.buckets.popleft()
 
+    def slide(self, index: int, keep: int, passed: bool) -> None:
+        """Count one pass/fail in bucket ``index``, dropping buckets older than the last ``keep``."""
+        if self.buckets and self.buckets[0][0] <= index - keep:
+            self.expire(index - keep + 1)
+        self.add(index, passed)
+
     def totals(self) -> tuple[int, int]:
         return sum(b[1] for b in self.buckets), sum(b[2] for b in self.buckets)
 
@@ -82,6 +88,11 @@ class ScoreTable:
     def _index(self) -> int:
         return math.floor(self.clock() / self.bucket_seconds)
 
+    def indices(self) -> tuple[int, int]:
+        """The current bucket of the pass-rate window and of the baseline window (one clock read)."""
+        now = self.clock()
+        return math.floor(now / self.bucket_seconds), math.floor(now / self.baseline_seconds)
+
     def _admit(self, key: Key) -> Key:
         if key in self.admitted:
             return key
@@ -91,11 +102,11 @@ class ScoreTable:
         self.overflowed += 1
         return (key[0], key[1], key[2], OVERFLOW, OVERFLOW)
 
-    def record(self, key: Key, outcome: int, value: float | None = None, index: int | None = None,
+    def record(self, key: Key, outcome: int, value: float | None = None, indices: tuple[int, int] | None = None,
                exemplar: Exemplar | None = None) -> None:
-        """Count one outcome (an index into OUTCOMES); a score also feeds the histogram and the window.
+        """Count one outcome (an index into OUTCOMES); a score also feeds the histogram and the windows.
 
-        ``index`` is the current window bucket; callers recording a batch compute it once.
+        ``indices`` are the current window buckets (:meth:`indices`); callers recording a batch compute them once.
         """
         key = self._admit(key)
         counts = self.outcomes.get(key)
@@ -114,22 +125,16 @@ class ScoreTable:
             if not hist.exemplars:
                 hist.exemplars = [None] * len(hist.counts)
             hist.exemplars[bucket] = exemplar
-        if index is None:
-            index = self._index()
+        index, long_index = self.indices() if indices is None else indices
         window = self.windows.get(key)
         if window is None:
             window = self.windows[key] = Window()
-        if window.buckets and window.buckets[0][0] <= index - self.window_buckets:
-            window.expire(index - self.window_buckets + 1)
-        window.add(index, outcome == PASS)
+        window.slide(index, self.window_buckets, outcome == PASS)
         if self.cfg.baseline_window > 0:
-            long_index = math.floor(self.clock() / self.baseline_seconds)
             baseline = self.baselines.get(key)
             if baseline is None:
                 baseline = self.baselines[key] = Window()
-            if baseline.buckets and baseline.buckets[0][0] <= long_index - self.baseline_buckets:
-                baseline.expire(long_index - self.baseline_buckets + 1)
-            baseline.add(long_index, outcome == PASS)
+            baseline.slide(long_index, self.baseline_buckets, outcome == PASS)
 
     def baseline_states(self) -> list[tuple[Key, float, int]]:
         """Per label set: (baseline pass rate, regression flag 0/1) over ``baseline_window``; empty ones dropped."""

@@ -116,10 +116,9 @@ def metric_infos(bindings: Sequence[MetricBinding]) -> dict[str, MetricInfo]:
     out: dict[str, MetricInfo] = {}
     for binding in bindings:
         metric = binding.metric
-        declared = bool(getattr(type(metric), "boolean", False))
         out[metric.name] = MetricInfo(
             name=metric.name, kind=metric.kind, version=str(metric.version), dimension=metric.dimension.value,
-            boolean=declared,
+            boolean=metric.boolean,
         )
     return out
 

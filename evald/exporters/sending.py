@@ -7,6 +7,7 @@ An exporter turns scores into items (e.g. one serialised JSON score each), hands
 (``sending_queue``, ``retry_on_failure``) and the backoff live in :mod:`evald.exporters.sending_policy`.
 
 Behaviour:
+  * ``submit`` drops (as ``permanent_error``) an item over ``max_item_bytes`` or too big for a batch alone.
   * ``num_consumers`` tasks each take up to ``batch_size`` items (and at most ``max_batch_bytes``) from the queue,
     after waiting for a rate-limit token when the exporter has a :class:`TokenBucket`, so batches grow while the
     limiter holds them back.
@@ -68,6 +69,7 @@ class SendingQueue(Generic[T]):
         timeout: float,
         batch_size: int = 100,
         max_batch_bytes: int | None = None,
+        max_item_bytes: int | None = None,
         size_of: Callable[[T], int] = len,  # type: ignore[assignment]  # items are usually bytes
         rate_limiter: TokenBucket | None = None,
         rng: Callable[[], float] = random.random,
@@ -80,6 +82,10 @@ class SendingQueue(Generic[T]):
         self._timeout = timeout
         self._batch_size = max(1, batch_size)
         self._max_bytes = max_batch_bytes
+        # an item that can never be sent: over ``max_item_bytes``, or alone over ``max_batch_bytes`` (JSON array)
+        limits = [n for n in (max_item_bytes, None if max_batch_bytes is None else max_batch_bytes - 2)
+                  if n is not None]
+        self._max_item = min(limits) if limits else None
         self._size_of = size_of
         self._limiter = rate_limiter
         self._rng = rng
@@ -113,13 +119,13 @@ class SendingQueue(Generic[T]):
         accepted = too_big = 0
         room = self._queue_cfg.queue_size - len(self._items)
         for item in items:
-            if self._max_bytes is not None and self._size_of(item) + 2 > self._max_bytes:
+            if self._max_item is not None and self._size_of(item) > self._max_item:
                 too_big += 1
             elif accepted < room:
                 self._items.append(item)
                 accepted += 1
         if too_big:
-            self._drop("permanent_error", too_big, f"item larger than {self._max_bytes} bytes")
+            self._drop("permanent_error", too_big, f"item larger than {self._max_item} bytes")
         full = len(items) - accepted - too_big
         if full:
             self._drop("queue_full", full, f"sending queue full ({self._queue_cfg.queue_size})")
@@ -238,10 +244,8 @@ class SendingQueue(Generic[T]):
                 if not self._retry.enabled:
                     self._finish(index, dropped=("retries_exhausted", len(batch)), why=_describe(err))
                     return
-                if hint:  # the server's hint wins; none (or 0, which would spin) means our own backoff
-                    delay = hinted_delay(hint, self._rng)
-                else:
-                    hint, delay = None, backoff_delay(retry, self._retry, self._rng)
+                # the server's hint wins; none (or 0, which would spin) means our own backoff
+                delay = hinted_delay(hint, self._rng) if hint else backoff_delay(retry, self._retry, self._rng)
                 now = self._clock()
                 if self._retry.max_elapsed_time and now + delay - first_attempt > self._retry.max_elapsed_time:
                     self._finish(index, dropped=("retries_exhausted", len(batch)), why=_describe(err))
@@ -250,7 +254,7 @@ class SendingQueue(Generic[T]):
                 self._log.log(logging.WARNING, f"retry:{self.exporter_id}:{reason}",
                               "exporter %s: send failed (%s), retrying in %.2fs", self.exporter_id,
                               _describe(err), delay)
-                if hint is not None:
+                if hint:
                     self._blocked_until = max(self._blocked_until, now + delay)
                 retry += 1
                 if not await self._sleep(delay):

@@ -141,37 +141,40 @@ def format_http_date(unix_time: float) -> str:
 
 
 class TokenBucket:
-    """Client-side rate limit: ``rate_per_minute`` requests per minute, at most ``burst`` at once.
+    """Client-side rate limit: ``rate_per_minute`` tokens per minute, at most ``burst`` at once (waiters are served
+    in order). Exporters take one token per request; judges take one per request or one per token.
 
     With the default burst of 1 the requests are evenly spaced, so no 60-second window ever holds more than
     ``rate_per_minute + 1`` of them (a fixed-window server limit, as Langfuse's, is never tripped by evald alone).
     """
 
-    def __init__(self, rate_per_minute: float, burst: int = 1, clock: Callable[[], float] = time.monotonic) -> None:
-        if rate_per_minute <= 0 or burst < 1:
-            raise ValueError("rate_per_minute must be > 0 and burst >= 1")
+    def __init__(self, rate_per_minute: float, burst: float = 1.0, clock: Callable[[], float] = time.monotonic
+                 ) -> None:
+        if rate_per_minute <= 0 or burst <= 0:
+            raise ValueError("rate_per_minute and burst must be > 0")
+        self.capacity = float(burst)
         self._rate = rate_per_minute / 60.0  # tokens per second
-        self._burst = float(burst)
-        self._tokens = float(burst)
+        self._tokens = self.capacity
         self._clock = clock
         self._updated = clock()
         self._lock = asyncio.Lock()
 
     def _refill(self) -> None:
         now = self._clock()
-        self._tokens = min(self._burst, self._tokens + (now - self._updated) * self._rate)
+        self._tokens = min(self.capacity, self._tokens + (now - self._updated) * self._rate)
         self._updated = now
 
-    async def acquire(self) -> None:
-        """Wait for a token (callers queue up in order)."""
+    async def acquire(self, amount: float = 1.0) -> None:
+        """Wait for ``amount`` tokens (callers queue up in order); more than ``burst`` waits for a full bucket."""
+        amount = min(amount, self.capacity)
         async with self._lock:
             self._refill()
-            while self._tokens < 1.0:
-                await asyncio.sleep((1.0 - self._tokens) / self._rate)
+            while self._tokens < amount:
+                await asyncio.sleep((amount - self._tokens) / self._rate)
                 self._refill()
-            self._tokens -= 1.0
+            self._tokens -= amount
 
     def refund(self) -> None:
         """Give back a token that was not used (nothing was left to send)."""
         self._refill()
-        self._tokens = min(self._burst, self._tokens + 1.0)
+        self._tokens = min(self.capacity, self._tokens + 1.0)

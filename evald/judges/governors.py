@@ -1,12 +1,11 @@
-"""The limiter's parts: a token bucket, a circuit breaker and hard budgets (USD and tokens per UTC hour and
-day) with reservations.
+"""The limiter's parts: a circuit breaker and hard budgets (USD and tokens per UTC hour and day) with
+reservations (the rate limits are :class:`evald.exporters.sending_policy.TokenBucket`s, as for the exporters).
 
 Each takes a ``clock`` (seconds, monotonic for rates, wall time for the budget windows) so tests can drive time.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,32 +13,6 @@ from dataclasses import dataclass
 from evald.judges.telemetry import CIRCUIT_CLOSED, CIRCUIT_HALF_OPEN, CIRCUIT_OPEN
 
 Clock = Callable[[], float]
-
-
-class TokenBucket:
-    """``rate_per_minute`` tokens per minute, bursting up to one minute's worth; waiters are served in order."""
-
-    def __init__(self, rate_per_minute: float, clock: Clock = time.monotonic) -> None:
-        self.capacity = rate_per_minute
-        self._rate = rate_per_minute / 60.0
-        self._tokens = rate_per_minute
-        self._clock = clock
-        self._updated = clock()
-        self._lock = asyncio.Lock()
-
-    def _refill(self) -> None:
-        now = self._clock()
-        self._tokens = min(self.capacity, self._tokens + (now - self._updated) * self._rate)
-        self._updated = now
-
-    async def acquire(self, amount: float = 1.0) -> None:
-        amount = min(amount, self.capacity)  # a call bigger than the bucket waits for a full bucket
-        async with self._lock:
-            self._refill()
-            while self._tokens < amount:
-                await asyncio.sleep((amount - self._tokens) / self._rate)
-                self._refill()
-            self._tokens -= amount
 
 
 class CircuitBreaker:

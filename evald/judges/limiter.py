@@ -21,8 +21,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import NoReturn, TypeVar
 
+from evald.exporters.sending_policy import TokenBucket
 from evald.judges.config import JudgeConfig
-from evald.judges.governors import Budget, BudgetExhausted, CircuitBreaker, Clock, TokenBucket, WindowBudget
+from evald.judges.governors import Budget, BudgetExhausted, CircuitBreaker, Clock, WindowBudget
 from evald.judges.providers import Completion, ProviderError
 from evald.judges.telemetry import CIRCUIT_HALF_OPEN, JudgeTelemetry
 from evald.metrics.remote import MetricSkipped, MetricUnavailable, short_detail
@@ -78,8 +79,10 @@ class JudgeLimiter:
         self._tm = telemetry
         self._sleep = sleep
         self._semaphore = asyncio.Semaphore(config.max_concurrency)
-        self._rpm = TokenBucket(config.requests_per_minute, clock) if config.requests_per_minute else None
-        self._tpm = TokenBucket(config.tokens_per_minute, clock) if config.tokens_per_minute else None
+        # each bucket bursts up to one minute's worth
+        rpm, tpm = config.requests_per_minute, config.tokens_per_minute
+        self._rpm = TokenBucket(rpm, burst=rpm, clock=clock) if rpm else None
+        self._tpm = TokenBucket(tpm, burst=tpm, clock=clock) if tpm else None
         breaker = config.circuit_breaker
         self.breaker = CircuitBreaker(breaker.failures, breaker.reset_after, clock)
         self.budget = build_budget(config, wall_clock)

@@ -19,16 +19,15 @@ Both raise ``ProviderError`` with an outcome (``rate_limited``, ``server_error``
 
 from __future__ import annotations
 
-import email.utils
 import importlib
 import json
-import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
 import orjson
 
+from evald.exporters.sending_policy import parse_retry_after
 from evald.judges.config import JudgeConfig
 
 RETRYABLE_OUTCOMES = frozenset({"rate_limited", "server_error", "timeout", "connection_error"})
@@ -63,20 +62,13 @@ class JudgeProvider(Protocol):
 
 
 def retry_after_seconds(headers: httpx.Headers) -> float | None:
-    """``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date), if present and sane."""
+    """``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date), if present and sane (else None)."""
     if (ms := headers.get("retry-after-ms")) is not None:
         try:
             return max(0.0, float(ms) / 1000)
         except ValueError:
             pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        return max(0.0, parsed.timestamp() - time.time()) if parsed is not None else None
+    return parse_retry_after(headers.get("retry-after"))
 
 
 def _status_error(status: int, headers: httpx.Headers) -> ProviderError:

@@ -37,11 +37,10 @@ import httpx
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT / "tests" / "testdata" / "corpus" / "otel-openai-v2.span_only"
-SCENARIOS = ("a_chat_correct", "b_chat_wrong", "c_tool_call", "d_rag", "e_pii", "f_error", "h_streaming_chat")
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
-from integration.daemon import free_port  # noqa: E402
+from tests.integration.daemon import free_port  # noqa: E402
+from tests.judges.load_traces import renumbered, templates  # noqa: E402
 
 REFERENCE_SERVER = textwrap.dedent('''
     import asyncio, sys
@@ -104,30 +103,15 @@ telemetry: {{ logs: {{ level: warning }} }}
 
 def build_requests(total_spans: int, traces_per_request: int = 100) -> tuple[list[bytes], int, int]:
     """Corpus traces replicated with fresh ids; returns (serialized requests, spans, traces)."""
-    templates = []
-    for name in SCENARIOS:
-        request = trace_service_pb2.ExportTraceServiceRequest()
-        request.ParseFromString((CORPUS / f"{name}.pb").read_bytes())
-        templates.append(request)
+    sources = templates()
     out: list[bytes] = []
     spans = traces = 0
-    counter = 0
     while spans < total_spans:
         request = trace_service_pb2.ExportTraceServiceRequest()
         for _ in range(traces_per_request):
-            template = templates[counter % len(templates)]
-            counter += 1
-            trace_id = counter.to_bytes(16, "big")
-            for rs in template.resource_spans:
-                new_rs = request.resource_spans.add()
-                new_rs.CopyFrom(rs)
-                for ss in new_rs.scope_spans:
-                    for s in ss.spans:
-                        s.trace_id = trace_id
-                        s.span_id = (int.from_bytes(s.span_id, "big") ^ counter).to_bytes(8, "big")
-                        if s.parent_span_id:
-                            s.parent_span_id = (int.from_bytes(s.parent_span_id, "big") ^ counter).to_bytes(8, "big")
-                        spans += 1
+            trace = renumbered(sources[traces % len(sources)], traces + 1)
+            spans += sum(len(ss.spans) for rs in trace.resource_spans for ss in rs.scope_spans)
+            request.resource_spans.extend(trace.resource_spans)
             traces += 1
         out.append(request.SerializeToString())
     return out, spans, traces

@@ -29,16 +29,13 @@ import uuid
 from pathlib import Path
 
 import httpx
-from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from tests.judges.load_traces import renumbered, templates  # noqa: E402
 from tests.receivers.kafka.broker import Tansu, free_port, tansu_binary  # noqa: E402
 from tests.receivers.kafka.support import create_topic  # noqa: E402
-
-CORPUS = ROOT / "tests" / "testdata" / "corpus" / "otel-openai-v2.span_only"
-SCENARIOS = ("a_chat_correct", "b_chat_wrong", "c_tool_call", "d_rag", "e_pii", "f_error", "h_streaming_chat")
 
 CONFIG = """receivers:
   kafka:
@@ -65,23 +62,13 @@ telemetry: {{ endpoint: "127.0.0.1:{admin}", logs: {{ level: warning }} }}
 
 def build_records(count: int) -> tuple[list[tuple[bytes, bytes]], int]:
     """``count`` (key, value) records, one trace each with fresh ids; returns them and the number of spans."""
-    templates = [trace_service_pb2.ExportTraceServiceRequest.FromString((CORPUS / f"{n}.pb").read_bytes())
-                 for n in SCENARIOS]
+    sources = templates()
     out: list[tuple[bytes, bytes]] = []
     spans = 0
     for i in range(count):
-        request = trace_service_pb2.ExportTraceServiceRequest()
-        request.CopyFrom(templates[i % len(templates)])
-        trace_id = (i + 1).to_bytes(16, "big")
-        for rs in request.resource_spans:
-            for ss in rs.scope_spans:
-                for s in ss.spans:
-                    s.trace_id = trace_id
-                    s.span_id = (int.from_bytes(s.span_id, "big") ^ (i + 1)).to_bytes(8, "big")
-                    if s.parent_span_id:
-                        s.parent_span_id = (int.from_bytes(s.parent_span_id, "big") ^ (i + 1)).to_bytes(8, "big")
-                    spans += 1
-        out.append((trace_id.hex().encode(), request.SerializeToString()))
+        request = renumbered(sources[i % len(sources)], i + 1)
+        spans += sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
+        out.append(((i + 1).to_bytes(16, "big").hex().encode(), request.SerializeToString()))
     return out, spans
 
 

@@ -24,13 +24,9 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 from opentelemetry.proto.metrics.v1.metrics_pb2 import Metric
 
+from tests.integration.daemon import free_port
+
 ROTEL_AGENT = Path(rotel.__file__).parent / "rotel-agent"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def any_value(value: AnyValue) -> Any:

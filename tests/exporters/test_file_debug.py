@@ -9,10 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from evald.case import Dimension, EvalCase, Score
 from evald.exporters.debug import DebugExporter, DebugExporterConfig
 from evald.exporters.file import FileExporter, FileExporterConfig, RotatingWriter
+from evald.exporters.kafka import KafkaExporterConfig
+from evald.exporters.langfuse import LangfuseExporterConfig
 from evald.model import ScoredCase
 from evald.telemetry import Telemetry
 
@@ -148,3 +151,14 @@ async def test_debug_detailed_adds_reasons_and_skipped_lines() -> None:
     assert lines[0].endswith('dimension=correctness threshold=1 model=- reason="a \\"quoted\\" reason"')
     assert lines[2].startswith("evald skipped metric=json_valid scope=trace")
     assert lines[2].endswith('reason="not_applicable"')
+
+
+@pytest.mark.parametrize(("model", "data"), [
+    (FileExporterConfig, {"path": "x.jsonl", "flush_interval": "0s"}),
+    (LangfuseExporterConfig, {"public_key": "pk", "secret_key": "sk", "timeout": 0}),
+    (KafkaExporterConfig, {"timeout": "0ms"}),
+])
+def test_zero_durations_are_refused(model: Any, data: dict[str, Any]) -> None:
+    key = next(k for k in data if k in ("flush_interval", "timeout"))
+    with pytest.raises(ValidationError, match=f"{key}\n  Input should be greater than 0"):
+        model.model_validate(data)

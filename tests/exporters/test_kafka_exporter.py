@@ -94,9 +94,13 @@ def test_oversize_records_are_dropped_and_counted() -> None:
     from evald.exporters.kafka import encode_records
 
     result = asyncio.run(replay([CORPUS / "a_chat_correct.pb"], parse_config(CONFIG, environ={})))
-    sizes = [len(value) for _, value in encode_records(result.scored)]
+    sizes = sorted(len(value) for _, value in encode_records(result.scored))
+    limit = sizes[(len(sizes) - 1) // 2]
+    too_big = sum(size > limit for size in sizes)
+    assert 0 < too_big < len(sizes)
     tm = Telemetry()
-    exporter = KafkaExporter(KafkaExporterConfig(max_record_size=min(sizes) - 1), tm, component_id="kafka/small")
+    exporter = KafkaExporter(KafkaExporterConfig(max_record_size=limit), tm, component_id="kafka/small")
     asyncio.run(exporter.export(result.scored))
     assert sample(tm, "evald_exporter_dropped_scores_total", exporter="kafka/small",
-                  reason="permanent_error") == len(result.scored)
+                  reason="permanent_error") == too_big
+    assert sample(tm, "evald_exporter_queue_size", exporter="kafka/small") == len(sizes) - too_big  # the rest queued

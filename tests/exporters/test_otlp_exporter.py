@@ -19,7 +19,8 @@ from evald.exporters.otlp import OTLPExporter, OTLPExporterConfig
 from evald.exporters.routing import MetricInfo
 from evald.model import ScoredCase
 from evald.telemetry import Telemetry
-from tests.exporters.otlp_sink import OTLPSink, Rotel, attrs, eventually, free_port
+from tests.exporters.otlp_sink import OTLPSink, Rotel, attrs, eventually
+from tests.integration.daemon import free_port
 
 pytestmark = pytest.mark.integration
 

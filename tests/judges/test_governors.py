@@ -6,9 +6,14 @@ import asyncio
 from datetime import UTC, datetime
 
 import pytest
+from prometheus_client import CollectorRegistry
 
-from evald.judges.governors import Budget, BudgetExhausted, CircuitBreaker, TokenBucket, WindowBudget
-from evald.judges.telemetry import CIRCUIT_CLOSED, CIRCUIT_HALF_OPEN, CIRCUIT_OPEN
+from evald.exporters.sending_policy import TokenBucket
+from evald.judges.config import JudgeConfig
+from evald.judges.governors import Budget, BudgetExhausted, CircuitBreaker, WindowBudget
+from evald.judges.limiter import JudgeLimiter, worst_case_tokens
+from evald.judges.providers import Completion
+from evald.judges.telemetry import CIRCUIT_CLOSED, CIRCUIT_HALF_OPEN, CIRCUIT_OPEN, JudgeTelemetry
 
 
 class Clock:
@@ -96,10 +101,37 @@ def test_a_call_admitted_in_one_window_is_billed_to_it_not_to_the_next() -> None
 
 
 async def test_the_token_bucket_waits_for_refill() -> None:
-    bucket = TokenBucket(rate_per_minute=600)  # 10 per second, burst 600
+    bucket = TokenBucket(rate_per_minute=600, burst=600)  # 10 per second, burst 600 (a judge's bucket)
     for _ in range(600):
         await bucket.acquire()
     loop = asyncio.get_running_loop()
     started = loop.time()
     await bucket.acquire(2)  # 2 tokens at 10/s: about 0.2 s
     assert loop.time() - started == pytest.approx(0.2, abs=0.1)
+
+
+async def test_the_limiter_rate_limits_requests_and_tokens_with_a_minute_of_burst() -> None:
+    completion = Completion("ok", 1, 1)
+
+    async def send() -> Completion:
+        return completion
+
+    def limiter(**limits: float) -> JudgeLimiter:
+        config = JudgeConfig(provider="openai", model="gpt-4o-mini", max_output_tokens=16, **limits)
+        return JudgeLimiter("default", config, JudgeTelemetry(CollectorRegistry()))
+
+    loop = asyncio.get_running_loop()
+    requests = limiter(requests_per_minute=120)  # burst 120, then 2 per second
+    started = loop.time()
+    for _ in range(120):
+        await requests.call("p", send, str)
+    assert loop.time() - started < 0.3
+    await requests.call("p", send, str)
+    assert loop.time() - started == pytest.approx(0.5, abs=0.15)
+
+    per_call = worst_case_tokens("p") + 16
+    tokens = limiter(tokens_per_minute=2 * per_call)  # two calls' estimates, then a long wait
+    await tokens.call("p", send, str)
+    await tokens.call("p", send, str)
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(tokens.call("p", send, str), 0.3)

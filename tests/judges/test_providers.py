@@ -5,13 +5,16 @@ forced ``verdict`` tool whose ``tool_use`` input is the verdict (a plain text JS
 from __future__ import annotations
 
 import asyncio
+import time
 
+import httpx
 import pytest
 from prometheus_client import CollectorRegistry
 
+from evald.exporters.sending_policy import format_http_date
 from evald.judges.limiter import JudgeError
 from evald.judges.prompting import VerdictField, verdict_schema
-from evald.judges.providers import OpenAIProvider
+from evald.judges.providers import OpenAIProvider, retry_after_seconds
 from evald.judges.telemetry import JudgeTelemetry
 from tests.judges.fake_llm import Reply, fake_llm, judge_config, make_judge
 
@@ -32,6 +35,18 @@ SCHEMA = {
     "required": ["reasoning", "total_claims", "supported_claims"],
     "additionalProperties": False,
 }
+
+
+def test_retry_after_headers_are_read_and_bad_ones_ignored() -> None:
+    def hint(**headers: str) -> float | None:
+        return retry_after_seconds(httpx.Headers({k.replace("_", "-"): v for k, v in headers.items()}))
+
+    assert hint(retry_after_ms="250", retry_after="9") == 0.25  # OpenAI's precise hint wins
+    assert hint(retry_after="2") == 2.0
+    assert hint(retry_after=format_http_date(time.time() + 30)) == pytest.approx(30.0, abs=2.0)
+    assert hint(retry_after="soon") is None  # an unreadable hint means our own backoff, never an exception
+    assert hint(retry_after="-1") is None
+    assert hint() is None
 
 
 def test_the_verdict_schema_lists_reasoning_first_then_the_fields_all_required() -> None:
