@@ -18,8 +18,9 @@ from pydantic import Field, SecretStr, model_validator
 
 from evald.config.base import ComponentConfig, Duration
 from evald.metrics.operational.cost import ModelPrice, find_price, shipped_prices
+from evald.metrics.options import Regex
 from evald.metrics.remote import safe_url
-from evald.metrics.safety.detectors import PII_TYPES, Locale, PiiType, Regex
+from evald.metrics.safety.detectors import PII_TYPES, Locale, PiiType
 
 
 class CircuitBreakerConfig(ComponentConfig):

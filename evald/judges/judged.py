@@ -11,7 +11,7 @@ from evald.config.base import ComponentConfig
 from evald.judges.prompting import Verdict, VerdictField
 from evald.judges.registry import get_judge
 from evald.metrics.base import BaseMetric
-from evald.metrics.safety.detectors import as_text
+from evald.metrics.text import optional_text
 
 
 class JudgedOptions(ComponentConfig):
@@ -24,7 +24,7 @@ def case_data(eval_case: EvalCase, fields: Iterable[str]) -> list[tuple[str, str
     for name in fields:
         if name == "context":
             out += [(f"context[{i}]", doc.content) for i, doc in enumerate(eval_case.context) if doc.content]
-        elif (text := as_text(getattr(eval_case, name))) is not None and text.strip():
+        elif (text := optional_text(getattr(eval_case, name))) is not None and text.strip():
             out.append((name, text))
     return out
 

@@ -25,7 +25,6 @@ from typing import Literal
 import phonenumbers
 
 from evald.case import EvalCase
-from evald.metrics.options import Regex as Regex  # re-exported: evald/judges/config.py imports it from here
 from evald.metrics.safety.validators import (
     NATIONAL_ID_VALIDATORS,
     card_number_valid,
@@ -254,10 +253,6 @@ def _without_overlaps(found: list[Match]) -> list[Match]:
 
 
 # -- the texts of a case -------------------------------------------------------------------------------------------
-
-#: the former name of :func:`evald.metrics.text.optional_text`, still imported by ``evald/judges/judged.py``
-as_text = optional_text
-
 
 def case_texts(eval_case: EvalCase, fields: Iterable[str]) -> list[tuple[str, str]]:
     """(field label, text) for each selected field that has text; context documents are ``context[i]``."""
