@@ -15,6 +15,7 @@ from typing import Any
 
 from evald import __version__
 from evald.config.loader import ResolvedConfig, load_config
+from evald.config.model import ROLES
 from evald.errors import ConfigError
 
 EXIT_GATE = 1
@@ -26,12 +27,11 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="start the daemon (embedded default config unless --config is given)")
     run.add_argument("-c", "--config", help="YAML config file")
-    roles = ("all", "ingest", "score")
-    run.add_argument("--role", choices=roles, help="all (default; or `role:` in the config), ingest (OTLP -> Kafka) "
+    run.add_argument("--role", choices=ROLES, help="all (default; or `role:` in the config), ingest (OTLP -> Kafka) "
                      "or score (Kafka -> scores); docs/kafka.md")
     val = sub.add_parser("validate", help="check a config file and report every problem")
     val.add_argument("-c", "--config", required=True, help="YAML config file")
-    val.add_argument("--role", choices=roles, help="also check that the config can run in this role")
+    val.add_argument("--role", choices=ROLES, help="also check that the config can run in this role")
     lm = sub.add_parser("list-metrics", help="list every registered metric")
     lm.add_argument("--format", choices=("table", "json"), default="table")
     rp = sub.add_parser("replay", help="score captured OTLP files offline")

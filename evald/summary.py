@@ -108,6 +108,14 @@ def summarize(scored: Iterable[ScoredCase], missing: str = "skip") -> Summary:
             metrics[name] = MetricSummary(name, dimension)
         return metrics[name]
 
+    def absent(name: str, sc: ScoredCase) -> MetricSummary:
+        """A metric with no score on ``sc`` (skipped or errored); with ``missing="zero"`` a failed 0."""
+        m = entry(name, sc.metric_dimensions.get(name, "unknown"))
+        if missing == "zero":
+            m.values.append(0.0)
+            m.failed += 1
+        return m
+
     for sc in scored:
         cases += 1
         for score in sc.scores:
@@ -118,17 +126,9 @@ def summarize(scored: Iterable[ScoredCase], missing: str = "skip") -> Summary:
             else:
                 m.failed += 1
         for name, _ in sc.skipped:
-            m = entry(name, sc.metric_dimensions.get(name, "unknown"))
-            m.skipped += 1
-            if missing == "zero":
-                m.values.append(0.0)
-                m.failed += 1
+            absent(name, sc).skipped += 1
         for name, _ in sc.errors:
-            m = entry(name, sc.metric_dimensions.get(name, "unknown"))
-            m.errors += 1
-            if missing == "zero":
-                m.values.append(0.0)
-                m.failed += 1
+            absent(name, sc).errors += 1
     return Summary(metrics=metrics, cases=cases, missing=missing)
 
 

@@ -8,7 +8,7 @@ which scores; evald/exporters/routing.py), ``telemetry``, ``judges`` (evald/judg
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, ModelWrapValidatorHandler, model_validator
 
@@ -40,6 +40,9 @@ class TelemetryConfig(ComponentConfig):
 
 
 ComponentBlocks = dict[str, dict[str, Any] | None]
+#: What ``evald run`` does (evald/ingest/roles.py); ``--role`` and ``role:`` take one of these.
+Role = Literal["all", "ingest", "score"]
+ROLES: tuple[Role, ...] = get_args(Role)
 
 
 def _default_receivers() -> ComponentBlocks:
@@ -66,7 +69,7 @@ class EvaldConfig(ComponentConfig):
     judges: dict[str, JudgeConfig] = Field(
         default_factory=dict, description="Named LLM judges that judged metrics refer to (docs/judges.md)."
     )
-    role: Literal["all", "ingest", "score"] = Field(
+    role: Role = Field(
         "all", description="What `evald run` does (`--role` wins): all, ingest (OTLP -> Kafka) or score (Kafka -> "
         "scores); docs/kafka.md, Ingest role.",
     )

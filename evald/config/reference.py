@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from evald.components import EXPORTER_FACTORIES, RECEIVER_FACTORIES
-from evald.config.model import EvaldConfig
+from evald.config.model import ROLES, EvaldConfig
 
 
 def _type_text(ann: Any) -> str:
@@ -125,7 +125,8 @@ def render_markdown() -> str:
     from evald.ingest.forwarder import IngestConfig
 
     role = EvaldConfig.model_fields["role"]
-    lines += [f"`role`: one of `all`, `ingest`, `score` (default `{role.default}`). {role.description}", ""]
+    choices = ", ".join(f"`{name}`" for name in ROLES)
+    lines += [f"`role`: one of {choices} (default `{role.default}`). {role.description}", ""]
     lines += _section("`ingest` (the Kafka producer of `--role ingest`; see docs/kafka.md)", IngestConfig, "ingest.")
     lines += ["## Receivers (`receivers.<type>[/<name>]`)", ""]
     for type_name, factory in sorted(RECEIVER_FACTORIES.items()):

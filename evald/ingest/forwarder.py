@@ -51,14 +51,13 @@ from evald.config.base import ComponentConfig, Duration
 from evald.errors import ConfigError, QueueFullError
 from evald.ingest.split import encode, split_logs, split_spans
 from evald.model import ConsumeResult, SignalBatch
-from evald.receivers.kafka_config import KafkaAuthConfig, KafkaEncoding, KafkaReceiverConfig, consumer_options
+from evald.receivers.kafka_config import KafkaAuthConfig, KafkaEncoding, security_options
 from evald.telemetry import RateLimitedLog, Telemetry, shared_instruments
 
 logger = logging.getLogger(__name__)
 _warn = RateLimitedLog(logger)
 
 Record = tuple[bytes, bytes]  # key, value
-_SECURITY_KEYS = ("security_protocol", "ssl_context", "sasl_mechanism", "sasl_plain_username", "sasl_plain_password")
 
 
 class IngestTopicConfig(ComponentConfig):
@@ -120,9 +119,7 @@ def _build_metrics(r: CollectorRegistry) -> _Metrics:
 
 def producer_options(config: IngestConfig) -> dict[str, Any]:
     """Keyword arguments for ``AIOKafkaProducer`` (security settings built by the kafka receiver's helper)."""
-    # model_construct: only brokers/auth matter here, the receiver's own validation rules do not apply
-    security = consumer_options(KafkaReceiverConfig.model_construct(brokers=config.brokers, auth=config.auth))
-    options: dict[str, Any] = {key: security[key] for key in _SECURITY_KEYS if key in security}
+    options = security_options(config.auth)
     options.update(
         bootstrap_servers=list(config.brokers), client_id=config.client_id, acks=config.acks,
         enable_idempotence=False, linger_ms=int(config.linger * 1000), max_batch_size=config.max_batch_size,

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Literal
 
 from evald import __version__
 from evald.components import RECEIVER_FACTORIES, component_type
@@ -32,10 +31,6 @@ from evald.service import EvaldService, _safely
 from evald.telemetry import Telemetry
 
 logger = logging.getLogger(__name__)
-
-Role = Literal["all", "ingest", "score"]
-ROLES: tuple[Role, ...] = ("all", "ingest", "score")
-
 
 def role_problems(config: ResolvedConfig, role: str) -> list[tuple[str, str]]:
     """Why ``config`` cannot run as ``role`` (empty when it can)."""

@@ -29,7 +29,8 @@ becomes INTERNAL / 500. Nothing the consumer refused is reported as accepted.
 from __future__ import annotations
 
 import asyncio
-from typing import Literal, TypeVar
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 from google.protobuf import duration_pb2
 from google.protobuf.message import DecodeError, Message
@@ -124,17 +125,16 @@ class Ingestor:
         self._accepted_logs = telemetry.accepted_logs.labels(receiver_id, transport)
 
     async def ingest_body(self, body: bytes, encoding: Encoding, signal: Signal) -> tuple[int, str]:
-        """Decode (in a worker thread when over ``OFFLOAD_BYTES``) and deliver; raises ``MalformedRequest``."""
-        offload = len(body) > OFFLOAD_BYTES
-        if signal == "traces":
-            spans = await asyncio.to_thread(decode_traces, body, encoding) if offload else decode_traces(body, encoding)
-            result = self._hand_over_traces(spans)
-            await self._wait_durable(result, signal, len(spans.records) - result.rejected_spans)
-            return self._settle_traces(spans, result)
-        logs = await asyncio.to_thread(decode_logs, body, encoding) if offload else decode_logs(body, encoding)
-        result = self._hand_over_logs(logs)
-        await self._wait_durable(result, signal, len(logs.records) - result.rejected_logs)
-        return self._settle_logs(logs, result)
+        """Decode (in a worker thread when over ``OFFLOAD_BYTES``), deliver and wait for ``ConsumeResult.durable``;
+        raises ``MalformedRequest``."""
+        decode: Callable[[bytes, Encoding], Converted[Any]] = decode_traces if signal == "traces" else decode_logs
+        if len(body) > OFFLOAD_BYTES:
+            converted = await asyncio.to_thread(decode, body, encoding)
+        else:
+            converted = decode(body, encoding)
+        result = self._hand_over(signal, converted)
+        await self._wait_durable(result, signal, len(converted.records) - _rejected(signal, result))
+        return self._settle(signal, converted, result)
 
     def ingest_traces(self, request: ExportTraceServiceRequest) -> tuple[int, str]:
         return self.deliver_traces(convert_traces(request))
@@ -144,10 +144,10 @@ class Ingestor:
 
     def deliver_traces(self, converted: Converted[SpanRecord]) -> tuple[int, str]:
         """Hand over and answer; does not wait for ``ConsumeResult.durable`` (``ingest_body`` does)."""
-        return self._settle_traces(converted, self._hand_over_traces(converted))
+        return self._settle("traces", converted, self._hand_over("traces", converted))
 
     def deliver_logs(self, converted: Converted[LogRecord]) -> tuple[int, str]:
-        return self._settle_logs(converted, self._hand_over_logs(converted))
+        return self._settle("logs", converted, self._hand_over("logs", converted))
 
     async def _wait_durable(self, result: ConsumeResult, signal: Signal, n: int) -> None:
         """Wait until the consumer stored the batch (it bounds the wait); shielded so a client going away does not
@@ -163,31 +163,23 @@ class Ingestor:
             self._refuse(signal, "internal_error", n, "internal_error")
             raise
 
-    def _hand_over_traces(self, converted: Converted[SpanRecord]) -> ConsumeResult:
-        self._count_refused("traces", converted.rejected)
+    def _hand_over(self, signal: Signal, converted: Converted[Any]) -> ConsumeResult:
+        self._count_refused(signal, converted.rejected)
         if not converted.records:
             return ConsumeResult()
-        return self._consume(SignalBatch(spans=converted.records, source=self.receiver_id), "traces",
-                             len(converted.records))
+        records = converted.records
+        batch = (SignalBatch(spans=records, source=self.receiver_id) if signal == "traces"
+                 else SignalBatch(logs=records, source=self.receiver_id))
+        return self._consume(batch, signal, len(records))
 
-    def _hand_over_logs(self, converted: Converted[LogRecord]) -> ConsumeResult:
-        self._count_refused("logs", converted.rejected)
-        if not converted.records:
-            return ConsumeResult()
-        return self._consume(SignalBatch(logs=converted.records, source=self.receiver_id), "logs",
-                             len(converted.records))
-
-    def _settle_traces(self, converted: Converted[SpanRecord], result: ConsumeResult) -> tuple[int, str]:
-        if result.rejected_spans:
-            self._count_refused("traces", {"consumer_rejected": result.rejected_spans})
-        self._accepted_spans.inc(len(converted.records) - result.rejected_spans)
-        return self._answer(converted.rejected_count + result.rejected_spans, converted.message("spans"), result)
-
-    def _settle_logs(self, converted: Converted[LogRecord], result: ConsumeResult) -> tuple[int, str]:
-        if result.rejected_logs:
-            self._count_refused("logs", {"consumer_rejected": result.rejected_logs})
-        self._accepted_logs.inc(len(converted.records) - result.rejected_logs)
-        return self._answer(converted.rejected_count + result.rejected_logs, converted.message("log records"), result)
+    def _settle(self, signal: Signal, converted: Converted[Any], result: ConsumeResult) -> tuple[int, str]:
+        rejected = _rejected(signal, result)
+        if rejected:
+            self._count_refused(signal, {"consumer_rejected": rejected})
+        accepted = self._accepted_spans if signal == "traces" else self._accepted_logs
+        accepted.inc(len(converted.records) - rejected)
+        noun = "spans" if signal == "traces" else "log records"
+        return self._answer(converted.rejected_count + rejected, converted.message(noun), result)
 
     def count_request(self, outcome: str) -> None:
         """Count a request the transport answered itself (``invalid_argument``, ``too_large``, ...)."""
@@ -219,3 +211,8 @@ class Ingestor:
         message = "; ".join(m for m in (conversion_message, result.message) if m)
         self.count_request("partial_success" if rejected or message else "success")
         return rejected, trim(message)
+
+
+def _rejected(signal: Signal, result: ConsumeResult) -> int:
+    """What the consumer left out of a batch of ``signal``."""
+    return result.rejected_spans if signal == "traces" else result.rejected_logs

@@ -171,22 +171,15 @@ def producer_options(config: KafkaReceiverConfig) -> dict[str, Any]:
     dlq = config.dead_letter
     brokers = config.brokers if dlq is None or dlq.brokers is None else dlq.brokers
     timeout_ms = int((dlq.timeout if dlq is not None else 10.0) * 1000)
-    options = {k: v for k, v in consumer_options(config).items() if k in _SHARED}
-    return {**options, "bootstrap_servers": list(brokers), "enable_idempotence": False, "acks": "all",
-            "request_timeout_ms": timeout_ms, "max_request_size": max(config.max_record_size, 1024 * 1024) + 65536}
-
-
-_SHARED = {"client_id", "ssl_context", "sasl_mechanism", "sasl_plain_username", "sasl_plain_password",
-           "security_protocol"}
+    return {**security_options(config.auth), "client_id": config.client_id, "bootstrap_servers": list(brokers),
+            "enable_idempotence": False, "acks": "all", "request_timeout_ms": timeout_ms,
+            "max_request_size": max(config.max_record_size, 1024 * 1024) + 65536}
 
 
 def consumer_options(config: KafkaReceiverConfig) -> dict[str, Any]:
-    """Keyword arguments for ``AIOKafkaConsumer`` (offsets are committed by the receiver, never automatically).
-
-    Every aiokafka client of evald is built from these options, so this also rate-limits aiokafka's own log lines
-    (kafka_logs.py): a broker outage would otherwise log dozens of ERROR lines per second."""
-    quiet_aiokafka_logs()
-    options: dict[str, Any] = {
+    """Keyword arguments for ``AIOKafkaConsumer`` (offsets are committed by the receiver, never automatically)."""
+    return {
+        **security_options(config.auth),
         "bootstrap_servers": list(config.brokers),
         "group_id": config.group_id,
         "client_id": config.client_id,
@@ -196,7 +189,16 @@ def consumer_options(config: KafkaReceiverConfig) -> dict[str, Any]:
         "heartbeat_interval_ms": int(config.heartbeat_interval * 1000),
         "max_partition_fetch_bytes": max(config.max_record_size, 1024 * 1024),
     }
-    tls, sasl = config.auth.tls, config.auth.sasl
+
+
+def security_options(auth: KafkaAuthConfig) -> dict[str, Any]:
+    """The TLS/SASL keyword arguments of any aiokafka client (consumer, dead-letter and ingest producers).
+
+    Every aiokafka client of evald is built from these options, so this also rate-limits aiokafka's own log lines
+    (kafka_logs.py): a broker outage would otherwise log dozens of ERROR lines per second."""
+    quiet_aiokafka_logs()
+    options: dict[str, Any] = {}
+    tls, sasl = auth.tls, auth.sasl
     if tls is not None:
         helpers = importlib.import_module("aiokafka.helpers")  # untyped: used as Any
 

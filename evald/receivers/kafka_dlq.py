@@ -160,23 +160,21 @@ class PoisonRecords:
             self._slots.release()
 
     async def _started(self) -> Any:
+        """The producer, started on first use (one at a time: the lock)."""
         async with self._lock:
-            return self._producer or await self._start()
+            if self._producer is None:
+                from evald.receivers.kafka_config import producer_options  # imports this module
 
-    async def _start(self) -> Any:
-        if self._producer is None:
-            from evald.receivers.kafka_config import producer_options  # imports this module
-
-            aiokafka = importlib.import_module("aiokafka")  # untyped: used as Any
-            producer = aiokafka.AIOKafkaProducer(**producer_options(self._receiver_config))
-            try:
-                await producer.start()
-            except BaseException:
-                with contextlib.suppress(Exception):
-                    await producer.stop()
-                raise
-            self._producer = producer
-        return self._producer
+                aiokafka = importlib.import_module("aiokafka")  # untyped: used as Any
+                producer = aiokafka.AIOKafkaProducer(**producer_options(self._receiver_config))
+                try:
+                    await producer.start()
+                except BaseException:
+                    with contextlib.suppress(Exception):
+                        await producer.stop()
+                    raise
+                self._producer = producer
+            return self._producer
 
     async def _drop_producer(self) -> None:
         producer, self._producer = self._producer, None

@@ -3,7 +3,7 @@
 While a broker is down, aiokafka logs every failed connect, metadata refresh, fetch and heartbeat at ERROR, again
 after every retry backoff: 60 to 80 lines per second with the test settings (measured by
 tests/receivers/kafka/test_kafka_broker_restart.py), hundreds of thousands in an hour-long outage.
-:func:`quiet_aiokafka_logs` (idempotent; called by ``consumer_options``, through which every aiokafka client of
+:func:`quiet_aiokafka_logs` (idempotent; called by ``security_options``, through which every aiokafka client of
 evald is built: the kafka receiver, its dead-letter producer, the ingest producer) puts a filter on every aiokafka
 logger that lets one WARNING-or-worse line per (logger, message template) through per 20 s, as evald's own
 ``RateLimitedLog`` does, and adds to the next line that passes how many similar ones were suppressed. INFO lines

@@ -41,6 +41,7 @@ from evald.errors import PermanentError, QueueFullError
 from evald.interfaces import TraceConsumer
 from evald.receivers.auth import Authenticator, GrpcAuthInterceptor
 from evald.receivers.ingest import Ingestor, MalformedRequest, Signal, export_response, retry_info, trim
+from evald.receivers.tls import security_label
 from evald.telemetry import RateLimitedLog, Telemetry
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ class OTLPGrpcReceiver:
             raise OSError(f"{self.id}: cannot listen on {self.config.endpoint}: {err}") from None
         self._server = server
         self.bound_port = int(bound)
-        logger.info("OTLP/gRPC receiver listening on %s:%s (%s%s)", host, bound, _security(self.config.tls),
+        logger.info("OTLP/gRPC receiver listening on %s:%s (%s%s)", host, bound, security_label(self.config.tls),
                     ", token auth" if self.config.auth else "", extra={"component": self.id})
 
     async def shutdown(self, timeout: float) -> None:
@@ -158,10 +159,6 @@ def _credentials(tls: ServerTLSConfig) -> grpc.ServerCredentials:
     cert, key, client_ca = tls.read_pem()
     return grpc.ssl_server_credentials([(key, cert)], root_certificates=client_ca,
                                        require_client_auth=client_ca is not None)
-
-
-def _security(tls: ServerTLSConfig | None) -> str:
-    return "plaintext" if tls is None else "mTLS" if tls.client_ca_file else "TLS"
 
 
 def _unavailable(err: QueueFullError) -> tuple[grpc.StatusCode, str, Trailers]:

@@ -44,7 +44,7 @@ from evald.interfaces import TraceConsumer
 from evald.receivers.auth import Authenticator
 from evald.receivers.ingest import Encoding, Ingestor, MalformedRequest, Signal, export_response, retry_info, trim
 from evald.receivers.otlp_json import to_json
-from evald.receivers.tls import server_ssl_context
+from evald.receivers.tls import security_label, server_ssl_context
 from evald.telemetry import RateLimitedLog, Telemetry
 
 if TYPE_CHECKING:
@@ -99,8 +99,7 @@ class OTLPHttpReceiver:
         self._runner = runner
         addresses = runner.addresses
         self.bound_port = int(addresses[0][1]) if addresses else port
-        security = "plaintext" if tls is None else "mTLS" if tls.client_ca_file else "TLS"
-        logger.info("OTLP/HTTP receiver listening on %s:%s (%s%s)", host, self.bound_port, security,
+        logger.info("OTLP/HTTP receiver listening on %s:%s (%s%s)", host, self.bound_port, security_label(tls),
                     ", token auth" if self._auth else "", extra={"component": self.id})
 
     async def shutdown(self, timeout: float) -> None:

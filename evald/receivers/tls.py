@@ -97,5 +97,10 @@ def server_ssl_context(config: ServerTLSConfig) -> ssl.SSLContext:
     return context
 
 
+def security_label(config: ServerTLSConfig | None) -> str:
+    """How a receiver serves, for its start log line: ``plaintext``, ``TLS`` or ``mTLS``."""
+    return "plaintext" if config is None else "mTLS" if config.client_ca_file else "TLS"
+
+
 def _reason(err: Exception) -> str:
     return str(getattr(err, "reason", None) or getattr(err, "strerror", None) or err)

@@ -49,6 +49,12 @@ def test_missing_scores_skip_or_count_as_zero() -> None:
     assert (skip.count, skip.pass_rate, skip.mean) == (3, 2 / 3, 2 / 3)
     zero = summarize(cases(), missing="zero").metrics["contains"]
     assert (zero.count, zero.pass_rate, zero.mean, zero.skipped) == (4, 0.5, 0.5, 1)
+    errored = ScoredCase(EvalCase(trace_id="b" * 32, scope="trace"), (), (), (("contains", "TimeoutError"),),
+                         {"contains": "correctness"})
+    skip = summarize([*cases(), errored]).metrics["contains"]
+    assert (skip.count, skip.errors, skip.mean) == (3, 1, 2 / 3)
+    zero = summarize([*cases(), errored], missing="zero").metrics["contains"]
+    assert (zero.count, zero.errors, zero.failed, zero.mean) == (5, 1, 3, 0.4)  # an error counts as a failed 0 too
 
 
 def test_rewards_lines_mark_missing_metrics_as_null() -> None:

@@ -20,14 +20,12 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_evald(
-    config_path: Path, log_path: Path, ready_url: str, timeout: float = 20.0, *args: str
-) -> subprocess.Popen[bytes]:
-    """``evald run --config config_path [args]`` with its output in ``log_path``; returns once ``ready_url``
+def start_evald(config_path: Path, log_path: Path, ready_url: str, timeout: float = 20.0) -> subprocess.Popen[bytes]:
+    """``evald run --config config_path`` with its output in ``log_path``; returns once ``ready_url``
     answers 200. If evald exits or is not ready in time, it is stopped and ``RuntimeError`` carries its log."""
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "evald", "run", "--config", str(config_path), *args],
+            [sys.executable, "-m", "evald", "run", "--config", str(config_path)],
             stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
     deadline = time.monotonic() + timeout

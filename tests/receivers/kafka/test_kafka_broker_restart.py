@@ -9,14 +9,12 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.integration.daemon import start_evald as start_process
 from tests.integration.daemon import stop_evald
 from tests.receivers.kafka.broker import Tansu, free_port, restartable_tansu, tansu_binary
 from tests.receivers.kafka.support import (
@@ -27,7 +25,7 @@ from tests.receivers.kafka.support import (
     scored_trace_ids,
     wait_committed,
 )
-from tests.receivers.kafka.test_kafka_crash import scored, wait_scored
+from tests.receivers.kafka.test_kafka_crash import scored, start, wait_scored
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
@@ -63,10 +61,6 @@ telemetry: {{ endpoint: "127.0.0.1:{admin}" }}
     return path
 
 
-def start_evald(config_path: Path, log: Path, admin: int) -> subprocess.Popen[bytes]:
-    return start_process(config_path, log, f"http://127.0.0.1:{admin}/readyz")
-
-
 def metric(text: str, name: str) -> float:
     """Sum of the samples of ``name`` (any labels) in a Prometheus text exposition."""
     return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
@@ -83,7 +77,7 @@ async def test_evald_survives_a_broker_restart_and_scores_and_commits_everything
         await create_topic(broker.bootstrap, topic, 2)
         ends = await produce(broker.bootstrap, topic, list(first))
         path = config(tmp_path / "evald.yaml", broker.bootstrap, topic, out, admin, COMMIT_INTERVAL)
-        proc = await asyncio.to_thread(start_evald, path, log, admin)
+        proc = await asyncio.to_thread(start, path, log, admin)
         group = f"evald_restart_{topic}"
         try:
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{admin}", timeout=5) as client:
@@ -132,7 +126,7 @@ async def test_sigterm_while_the_broker_is_down_exits_in_time_and_the_next_consu
         ends = await produce(broker.bootstrap, topic, list(records))
         admin, out, log = free_port(), tmp_path / "a.jsonl", tmp_path / "a.log"
         path = config(tmp_path / "a.yaml", broker.bootstrap, topic, out, admin, "1h")  # commits only at exit
-        proc = await asyncio.to_thread(start_evald, path, log, admin)
+        proc = await asyncio.to_thread(start, path, log, admin)
         try:
             await wait_scored(out, want)
             broker.kill()
@@ -150,7 +144,7 @@ async def test_sigterm_while_the_broker_is_down_exits_in_time_and_the_next_consu
         await asyncio.to_thread(broker.start)
         assert set((await committed(broker.bootstrap, group, topic, 2)).values()) == {None}
         admin, out = free_port(), tmp_path / "b.jsonl"
-        proc = await asyncio.to_thread(start_evald, config(tmp_path / "b.yaml", broker.bootstrap, topic, out, admin),
+        proc = await asyncio.to_thread(start, config(tmp_path / "b.yaml", broker.bootstrap, topic, out, admin),
                                        tmp_path / "b.log", admin)
         try:
             await wait_scored(out, want, timeout=30)  # the records survived the broker restart and are re-read
@@ -176,7 +170,7 @@ async def test_a_broker_that_comes_back_empty_is_rejoined_and_what_is_produced_t
         broker.start()
         await create_topic(broker.bootstrap, topic, 2)
         await produce(broker.bootstrap, topic, list(first))
-        proc = await asyncio.to_thread(start_evald, config(tmp_path / "e.yaml", broker.bootstrap, topic, out, admin),
+        proc = await asyncio.to_thread(start, config(tmp_path / "e.yaml", broker.bootstrap, topic, out, admin),
                                        log, admin)
         try:
             await wait_scored(out, want & {trace_id for trace_id, _ in first})
