@@ -120,9 +120,10 @@ class TraceWindow:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
-        # read at scrape time, not set on every batch and release; released counters bound once (hot path)
+        # read at scrape time, not set on every batch and release; counters bound once (hot path)
         telemetry.traces_in_window.set_function(self.__len__)
         self._released_counters = LabelCache(telemetry.traces_released)
+        self._dropped_spans = LabelCache(telemetry.dropped_spans)  # per span on redelivery
 
     # -- intake -------------------------------------------------------------------------------------------------
 
@@ -133,7 +134,8 @@ class TraceWindow:
         if self._closed:
             raise QueueFullError("evald is shutting down", retry_after=self._cfg.settle or 1.0)
         new_ids = {s.trace_id for s in batch.spans} | {rec.trace_id for rec in batch.logs}
-        new_ids = {t for t in new_ids if t not in self._pending and t not in self._released}
+        # a released trace takes a place again only if a late span can reopen it (retained)
+        new_ids = {t for t in new_ids if t not in self._pending and (t not in self._released or t in self._retained)}
         if len(self._pending) + len(new_ids) > self._cfg.num_traces:
             raise QueueFullError(
                 f"assembly window is full ({len(self._pending)} of {self._cfg.num_traces} traces)",
@@ -148,12 +150,12 @@ class TraceWindow:
             if entry is None:
                 continue
             if span.span_id in entry.spans:
-                self._tm.dropped_spans.labels("duplicate").inc()
+                self._dropped_spans.get("duplicate").inc()
                 continue
             if len(entry.spans) >= self._cfg.max_spans_per_trace:
                 entry.truncated = True
                 rejected_spans += 1
-                self._tm.dropped_spans.labels("trace_too_large").inc()
+                self._dropped_spans.get("trace_too_large").inc()
                 message = message or (
                     f"trace {span.trace_id} exceeds max_spans_per_trace ({self._cfg.max_spans_per_trace}); "
                     "further spans of it were rejected"
@@ -203,10 +205,10 @@ class TraceWindow:
         """A span of a released trace: reopen it from the retained copy (policy ``reevaluate``), else count it."""
         kept = self._retained.get(span.trace_id)
         if kept is None:
-            self._tm.dropped_spans.labels("late").inc()
+            self._dropped_spans.get("late").inc()
             return None
         if any(s.span_id == span.span_id for s in kept.spans):
-            self._tm.dropped_spans.labels("duplicate").inc()
+            self._dropped_spans.get("duplicate").inc()
             return None
         del self._retained[span.trace_id]
         self._released.pop(span.trace_id, None)

@@ -26,13 +26,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evald import semconv as sc
-from evald.case import Message, ToolCall
-from evald.mapping.messages import CallContent, is_system_role, text_of
+from evald.mapping.case_parts import call_texts
+from evald.mapping.messages import CallContent
 from evald.mapping.values import as_count, as_str
 from evald.model import SpanRecord
-
-_USER = frozenset({"user"})
-_OUTPUT_ROLES = frozenset({"assistant", "model"})
 
 
 class InferenceCall:
@@ -48,12 +45,7 @@ class InferenceCall:
         self.content = content
         self.attrs = attrs  # span attributes, completed from its log records' payloads (and absorbed spans)
         self.error = error
-        self.input_text: str | None = text_of(content.input, _USER, last=True)
-        self.output_text: str | None = text_of(content.output, _OUTPUT_ROLES) or text_of(content.output)
-        self.requested_tools: tuple[ToolCall, ...] = tuple(c for m in content.output for c in m.tool_calls)
-        system, inputs = content.system, content.input
-        head = (Message("system", system),) if system and not any(is_system_role(m.role) for m in inputs) else ()
-        self.messages: tuple[Message, ...] = (*head, *inputs, *content.output)
+        self.input_text, self.output_text, self.requested_tools, self.messages = call_texts(content)
         self.tokens: tuple[int | None, int | None] = tokens_of(attrs)
 
     def completed_from(self, other: InferenceCall) -> InferenceCall:

@@ -14,17 +14,25 @@ without usage) the outermost agent span's run total. Not evaluable: ``no_inferen
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from evald import semconv as sc
 from evald.case import Document, EvalCase, ToolCall
 from evald.interfaces import MappingResult, NotEvaluable
 from evald.mapping import vendor_payloads as vendor
+from evald.mapping.case_parts import (
+    ToolLedger,
+    extent_ms,
+    lineage,
+    not_evaluable_reason,
+    present,
+    sum_known,
+    tool_result,
+)
 from evald.mapping.genai_calls import InferenceCall, dedupe_calls
 from evald.mapping.messages import CallContent, call_content, event_payload, text_of
-from evald.mapping.values import as_float, as_str, as_text, documents, parse_json_container, str_list
+from evald.mapping.values import as_float, as_str, documents, parse_json_container, str_list
 from evald.model import STATUS_ERROR, AssembledTrace, LogRecord, SpanRecord
 
 _NO_EVENTS: frozenset[str] = frozenset()
@@ -68,17 +76,17 @@ class GenAISemconvMapper:
         cases: list[EvalCase] = []
         skipped: list[NotEvaluable] = []
         for call in calls:
-            reason = _not_evaluable_reason(call.input_text, call.output_text or call.requested_tools, call.error)
+            reason = not_evaluable_reason(call.input_text, call.output_text or call.requested_tools, call.error)
             if reason:
                 skipped.append(NotEvaluable(reason, self.name, f"llm_call {call.span.name}", "llm_call",
                                             call.span.span_id))
                 continue
-            agent = next((n for a in _lineage(call.span, by_id) if (n := as_str(a.attributes.get(sc.AGENT_NAME)))),
+            agent = next((n for a in lineage(call.span, by_id) if (n := as_str(a.attributes.get(sc.AGENT_NAME)))),
                          None)
             cases.append(self._llm_case(trace, call, tools, agent))
         agents: list[tuple[SpanRecord, CallContent]] = []
         for span in sorted((s for s in spans if ops.get(s.span_id) in sc.AGENT_OPERATIONS),
-                           key=lambda s: (len(_lineage(s, by_id)), s.start_time_unix_nano)):
+                           key=lambda s: (len(lineage(s, by_id)), s.start_time_unix_nano)):
             try:
                 agents.append((span, call_content(span, logs.get(span.span_id, []))))
             except Exception as err:
@@ -98,7 +106,7 @@ class GenAISemconvMapper:
         attrs = call.attrs
         tin, tout = call.tokens
         reasons = str_list(attrs.get(sc.RESPONSE_FINISH_REASONS)) or list(call.content.finish_reasons)
-        meta: dict[str, Any] = {"convention": self.name, "operation": call.operation, **_present(
+        meta: dict[str, Any] = {"convention": self.name, "operation": call.operation, **present(
             response_id=as_str(attrs.get(sc.RESPONSE_ID)), agent_name=agent,
             conversation_id=as_str(attrs.get(sc.CONVERSATION_ID)))}
         if reasons:
@@ -110,7 +118,7 @@ class GenAISemconvMapper:
         return EvalCase(
             input=call.input_text, output=call.output_text, messages=call.messages,
             tool_calls=tuple(tools.get(c.id, c) if c.id else c for c in call.requested_tools),
-            latency_ms=call.span.duration_ms, token_count=_sum_known(tin, tout), metadata=meta,
+            latency_ms=call.span.duration_ms, token_count=sum_known((tin, tout)), metadata=meta,
             trace_id=trace.trace_id, span_id=call.span.span_id, scope="llm_call",
             model=as_str(attrs.get(sc.RESPONSE_MODEL)) or request_model,
             request_model=request_model, provider=sc.provider_of(attrs),
@@ -127,7 +135,7 @@ class GenAISemconvMapper:
         output = next((t for _, c in agents if (t := text_of(c.output, None, last=True))), None) or next(
             (t for call in reversed(calls) if (t := call.output_text)), None)
         error = any(call.error for call in calls)
-        reason = _not_evaluable_reason(user_input, output, error)
+        reason = not_evaluable_reason(user_input, output, error)
         if reason:
             return NotEvaluable(reason, self.name, f"trace with {len(calls)} inference span(s)")
         roots = [s for s in spans if s.is_root]
@@ -136,8 +144,8 @@ class GenAISemconvMapper:
         if len(calls) == 1:  # the usual trace: its one call's usage
             tin, tout = last.tokens
         else:
-            tin = _sum_known(*(c.tokens[0] for c in calls))
-            tout = _sum_known(*(c.tokens[1] for c in calls))
+            tin = sum_known(c.tokens[0] for c in calls)
+            tout = sum_known(c.tokens[1] for c in calls)
         if tin is None and tout is None:  # calls without usage: the run's total on the outermost agent span
             tin, tout = next((u for a, _ in agents if (u := vendor.agent_usage(a.attributes)) != (None, None)),
                              (None, None))
@@ -145,15 +153,15 @@ class GenAISemconvMapper:
             (c.content.system for c in calls if c.content.system), None)
         names = [(as_str(a.attributes.get(sc.AGENT_NAME)), as_str(a.attributes.get(sc.WORKFLOW_NAME)))
                  for a, _ in agents]
-        meta: dict[str, Any] = {"convention": self.name, "llm_call_count": len(calls), **_present(
+        meta: dict[str, Any] = {"convention": self.name, "llm_call_count": len(calls), **present(
             agent_name=next((a for a, _ in names if a), None), workflow_name=next((w for _, w in names if w), None),
             conversation_id=as_str(last.attrs.get(sc.CONVERSATION_ID)) or next(
                 (c for a, _ in agents if (c := as_str(a.attributes.get(sc.CONVERSATION_ID)))), None))}
         return EvalCase(
             input=user_input, output=output, context=_documents(spans, attrs, warnings),
             messages=last.messages, tool_calls=tuple(tools.values()),
-            latency_ms=roots[0].duration_ms if len(roots) == 1 else _extent_ms(spans),
-            token_count=_sum_known(tin, tout), metadata=meta, trace_id=trace.trace_id, span_id=anchor.span_id,
+            latency_ms=roots[0].duration_ms if len(roots) == 1 else extent_ms(spans),
+            token_count=sum_known((tin, tout)), metadata=meta, trace_id=trace.trace_id, span_id=anchor.span_id,
             scope="trace", model=as_str(last.attrs.get(sc.RESPONSE_MODEL)),
             request_model=as_str(last.attrs.get(sc.REQUEST_MODEL)),
             provider=next((p for c in reversed(calls) if (p := sc.provider_of(c.attrs))), None),
@@ -188,40 +196,6 @@ def _merged_attrs(span: SpanRecord, logs: Sequence[LogRecord]) -> Mapping[str, A
     return merged
 
 
-def _not_evaluable_reason(user_input: object, output: object, error: bool) -> str | None:
-    if not user_input:
-        return "no_input"
-    if not output and not error:
-        return "no_output"
-    return None
-
-
-def _sum_known(*values: int | None) -> int | None:
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
-
-
-def _present(**values: str | None) -> dict[str, str]:
-    return {k: v for k, v in values.items() if v is not None}
-
-
-def _lineage(span: SpanRecord, by_id: Mapping[str, SpanRecord]) -> list[SpanRecord]:
-    """The span and its ancestors present in the trace, nearest first (cycle-safe)."""
-    chain = [span]
-    seen = {span.span_id}
-    while (parent := by_id.get(chain[-1].parent_span_id or "")) is not None and parent.span_id not in seen:
-        seen.add(parent.span_id)
-        chain.append(parent)
-    return chain
-
-
-def _extent_ms(spans: Iterable[SpanRecord]) -> float | None:
-    timed = [s for s in spans if s.end_time_unix_nano >= s.start_time_unix_nano > 0]
-    if not timed:
-        return None
-    return (max(s.end_time_unix_nano for s in timed) - min(s.start_time_unix_nano for s in timed)) / 1e6
-
-
 def _merge_tools(spans: Sequence[SpanRecord], ops: Mapping[str, str], attrs: Mapping[str, Mapping[str, Any]],
                  calls: Sequence[InferenceCall], warnings: list[str]) -> dict[str, ToolCall]:
     """Every tool call of the trace in order, one entry per call id (id-less calls get a positional key).
@@ -230,53 +204,24 @@ def _merge_tools(spans: Sequence[SpanRecord], ops: Mapping[str, str], attrs: Map
     calls of the current turn (after the last user message; earlier turns only complete known ids) and tool
     responses; ``execute_tool`` spans (an id-less one completes the first open call of the same name).
     """
-    ledger: dict[str, ToolCall] = {}
+    ledger = ToolLedger()
     by_span = {c.span.span_id: c for c in calls}
-    executed: set[str] = set()
-
-    def add(call: ToolCall, create: bool = True, key: str | None = None) -> str | None:
-        key = key or call.id or (f"#{len(ledger)}" if create else None)
-        old = ledger.get(key) if key else None
-        if key is None or (old is None and not create):
-            return None
-        ledger[key] = call if old is None else replace(
-            old, name=old.name or call.name, id=old.id or call.id, error=old.error or call.error,
-            arguments=old.arguments if old.arguments is not None else call.arguments,
-            result=old.result if old.result is not None else call.result)
-        return key
-
     for span in spans:
         try:
             if (call := by_span.get(span.span_id)) is not None:
-                turn = max((i for i, m in enumerate(call.content.input) if m.role == "user"), default=-1)
-                for i, message in enumerate(call.content.input):
-                    for requested in (c for c in message.tool_calls if c.id):
-                        add(requested, create=i > turn)
-                    if message.role == "tool" and message.tool_call_id and message.content is not None:
-                        add(ToolCall("", result=_result(message.content), id=message.tool_call_id), create=False)
-                for requested in call.requested_tools:
-                    add(requested)
+                ledger.add_call(call.content.input, call.requested_tools)
             elif ops.get(span.span_id) == sc.OP_EXECUTE_TOOL:
-                tool = _tool_from_span(span, attrs[span.span_id])
-                match = None if tool.id else next((k for k, v in ledger.items() if k not in executed
-                                                   and v.result is None and v.name == tool.name), None)
-                if (key := add(tool, key=match)) is not None:
-                    executed.add(key)
+                ledger.add_executed(_tool_from_span(span, attrs[span.span_id]))
         except Exception as err:
             warnings.append(f"span {span.span_id}: unreadable tool data ({type(err).__name__})")
-    return ledger
-
-
-def _result(value: Any) -> Any:
-    parsed = parse_json_container(value)
-    return as_text(parsed) or parsed if isinstance(parsed, str) else parsed
+    return ledger.calls
 
 
 def _tool_from_span(span: SpanRecord, attrs: Mapping[str, Any]) -> ToolCall:
     result = attrs.get(sc.TOOL_CALL_RESULT)
     return ToolCall(
         name=as_str(attrs.get(sc.TOOL_NAME)) or "", arguments=parse_json_container(attrs.get(sc.TOOL_CALL_ARGUMENTS)),
-        result=_result(result) if result is not None else None, id=as_str(attrs.get(sc.TOOL_CALL_ID)),
+        result=tool_result(result) if result is not None else None, id=as_str(attrs.get(sc.TOOL_CALL_ID)),
         error=span.status_code == STATUS_ERROR or as_str(attrs.get(sc.ERROR_TYPE)) is not None)
 
 

@@ -108,19 +108,16 @@ def message_from_dict(data: Mapping[str, Any], default_role: str = "user") -> li
             for part in parts:
                 _collect_part(part, texts, calls, responses)
     content = data.get("content")
-    if content is None:  # the parts form (the usual case); also skips the Mapping ABC check below
-        pass
-    elif isinstance(content, str) and role != "tool" and _is_parts(parsed := parse_structured(content)):
-        content = parsed  # a JSON-encoded content array such as [{"type": "text", "text": "..."}]
-    if content is None:
-        pass
-    elif isinstance(content, list):
-        for part in content:
-            _collect_part(part, texts, calls, responses)
-    elif isinstance(content, MAPPING):
-        _collect_part(content, texts, calls, responses)
-    elif (text := as_text(content)) is not None:
-        texts.append(text)
+    if content is not None:  # None: the parts form (the usual case), nothing to check
+        if isinstance(content, str) and role != "tool" and _is_parts(parsed := parse_structured(content)):
+            content = parsed  # a JSON-encoded content array such as [{"type": "text", "text": "..."}]
+        if isinstance(content, list):
+            for part in content:
+                _collect_part(part, texts, calls, responses)
+        elif isinstance(content, MAPPING):
+            _collect_part(content, texts, calls, responses)
+        elif (text := as_text(content)) is not None:
+            texts.append(text)
     raw_calls = data.get("tool_calls")
     for raw in (as_list(raw_calls) or []) if raw_calls is not None else ():
         if (call := _openai_tool_call(raw)) is not None:

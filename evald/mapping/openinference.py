@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Final
 from evald.case import EvalCase, ToolCall
 from evald.interfaces import MappingResult, NotEvaluable
 from evald.mapping import openinference_fields as oi
+from evald.mapping.case_parts import extent_ms, lineage, not_evaluable_reason, sum_known
 from evald.mapping.genai_semconv import GenAISemconvMapper
 from evald.mapping.openinference_calls import LLMCall, read_call, scalar_parameters
 from evald.mapping.openinference_payloads import answer_text, payload, user_text
@@ -70,7 +71,7 @@ class OpenInferenceMapper:
         cases: list[EvalCase] = []
         skipped: list[NotEvaluable] = []
         for call in calls:
-            reason = _not_evaluable_reason(call.input_text, call.output_text or call.requested_tools, call.error)
+            reason = not_evaluable_reason(call.input_text, call.output_text or call.requested_tools, call.error)
             if reason:
                 skipped.append(NotEvaluable(reason, self.name, f"llm_call {call.span.name}", "llm_call",
                                             call.span.span_id))
@@ -113,15 +114,15 @@ class OpenInferenceMapper:
         answer = next((t for f in reversed(frames) if (t := answer_text(payload(f.attributes, "output")))),
                       None) or next((t for c in reversed(calls) if (t := c.output_text)), None)
         error = any(c.error for c in calls)
-        reason = _not_evaluable_reason(question, answer, error)
+        reason = not_evaluable_reason(question, answer, error)
         if reason:
             return NotEvaluable(reason, self.name, f"trace with {len(calls)} llm span(s)")
         roots = [s for s in spans if s.is_root]
         anchor = roots[0] if roots else (frames[0] if frames else calls[0].span)
         last = calls[-1]
-        prompt = _sum_known(c.prompt_tokens for c in calls)
-        completion = _sum_known(c.completion_tokens for c in calls)
-        total = _sum_known(c.token_count for c in calls)
+        prompt = sum_known(c.prompt_tokens for c in calls)
+        completion = sum_known(c.completion_tokens for c in calls)
+        total = sum_known(c.token_count for c in calls)
         meta: dict[str, Any] = {"convention": self.name, "llm_call_count": len(calls),
                                 **_context([*frames, anchor], spans)}
         if agent := next((a for s in spans if (a := as_str(s.attributes.get(oi.AGENT_NAME)))), None) or next(
@@ -129,8 +130,8 @@ class OpenInferenceMapper:
             meta["agent_name"] = agent
         return EvalCase(
             input=question, output=answer, context=_documents(spans, tree, warnings), messages=last.messages,
-            tool_calls=tuple(tools.values()), latency_ms=anchor.duration_ms if len(roots) == 1 else _extent_ms(spans),
-            token_count=total, cost_usd=_sum_cost(c.cost_usd for c in calls), tags=_tags(spans), metadata=meta,
+            tool_calls=tuple(tools.values()), latency_ms=anchor.duration_ms if len(roots) == 1 else extent_ms(spans),
+            token_count=total, cost_usd=sum_known(c.cost_usd for c in calls), tags=_tags(spans), metadata=meta,
             trace_id=trace.trace_id, span_id=anchor.span_id,
             scope="trace", model=last.response_model, request_model=last.request_model,
             provider=next((p for c in reversed(calls) if (p := c.provider)), None),
@@ -154,11 +155,7 @@ class _Tree:
         """The span and its ancestors present in the trace, nearest first."""
         if (cached := self._lineage.get(span.span_id)) is not None:
             return cached
-        chain, seen = [span], {span.span_id}
-        while (parent := self.by_id.get(chain[-1].parent_span_id or "")) is not None and parent.span_id not in seen:
-            seen.add(parent.span_id)
-            chain.append(parent)
-        self._lineage[span.span_id] = chain
+        chain = self._lineage[span.span_id] = lineage(span, self.by_id)
         return chain
 
     def judged(self, span: SpanRecord) -> bool:
@@ -263,28 +260,3 @@ def _context(owners: Sequence[SpanRecord], spans: Iterable[SpanRecord]) -> dict[
 
 def _tags(spans: Iterable[SpanRecord]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(t for s in spans for t in oi.tags(s.attributes)))
-
-
-def _not_evaluable_reason(user_input: object, output: object, error: bool) -> str | None:
-    if not user_input:
-        return "no_input"
-    if not output and not error:
-        return "no_output"
-    return None
-
-
-def _sum_known(values: Iterable[int | None]) -> int | None:
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
-
-
-def _sum_cost(values: Iterable[float | None]) -> float | None:
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
-
-
-def _extent_ms(spans: Iterable[SpanRecord]) -> float | None:
-    timed = [s for s in spans if s.end_time_unix_nano >= s.start_time_unix_nano > 0]
-    if not timed:
-        return None
-    return (max(s.end_time_unix_nano for s in timed) - min(s.start_time_unix_nano for s in timed)) / 1e6

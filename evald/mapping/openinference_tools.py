@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from evald.case import Document, ToolCall
+from evald.mapping import case_parts
 from evald.mapping import openinference_fields as oi
 from evald.mapping.openinference_payloads import payload
 from evald.mapping.values import MAPPING, as_dict, as_str, as_text, parse_json_container, parse_structured
@@ -74,23 +75,8 @@ def tool_from_span(span: SpanRecord) -> ToolCall:
     return ToolCall(name=name or span.name or "", arguments=arguments, result=result, id=call_id, error=error)
 
 
-class ToolLedger:
-    """Every tool call of a trace in first-seen order, one entry per call id (id-less calls get a position key)."""
-
-    def __init__(self) -> None:
-        self.calls: dict[str, ToolCall] = {}
-        self._executed: set[str] = set()
-
-    def add(self, call: ToolCall, create: bool = True, key: str | None = None) -> str | None:
-        key = key or call.id or (f"#{len(self.calls)}" if create else None)
-        old = self.calls.get(key) if key else None
-        if key is None or (old is None and not create):
-            return None
-        self.calls[key] = call if old is None else replace(
-            old, name=old.name or call.name, id=old.id or call.id, error=old.error or call.error,
-            arguments=old.arguments if old.arguments is not None else call.arguments,
-            result=old.result if old.result is not None else call.result)
-        return key
+class ToolLedger(case_parts.ToolLedger):
+    """The trace's tool calls (:class:`evald.mapping.case_parts.ToolLedger`) plus tool response messages."""
 
     def add_result(self, call_id: str | None, name: str | None, content: Any) -> None:
         """A tool response message: completes a known call (by id, else the first open call of that name)."""
@@ -99,16 +85,6 @@ class ToolLedger:
             self.add(ToolCall(name or "", result=result, id=call_id), create=False)
         elif name and (key := self._open(name)) is not None:
             self.add(ToolCall(name, result=result), key=key)
-
-    def add_executed(self, call: ToolCall) -> None:
-        """A tool span: merge by id, else complete the first open call of the same name, else append."""
-        key = self.add(call, key=None if call.id else self._open(call.name))
-        if key is not None:
-            self._executed.add(key)
-
-    def _open(self, name: str) -> str | None:
-        return next((k for k, v in self.calls.items()
-                     if k not in self._executed and v.result is None and v.name == name), None)
 
 
 def span_documents(span: SpanRecord, prefix: str) -> list[Document]:

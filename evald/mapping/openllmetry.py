@@ -24,11 +24,12 @@ from evald import semconv as sc
 from evald.case import EvalCase
 from evald.interfaces import MappingResult, NotEvaluable
 from evald.mapping import openllmetry_attrs as ol
+from evald.mapping.case_parts import ToolLedger, extent_ms, lineage, not_evaluable_reason, present, sum_known
 from evald.mapping.messages import call_content, text_of
-from evald.mapping.openllmetry_calls import LLMCall, build_calls, embedding_queries, lineage
+from evald.mapping.openllmetry_calls import LLMCall, build_calls, embedding_queries
 from evald.mapping.openllmetry_entities import answer_of, question_of
 from evald.mapping.openllmetry_retrieval import trace_documents
-from evald.mapping.openllmetry_tools import ToolLedger, tool_from_span
+from evald.mapping.openllmetry_tools import tool_from_span
 from evald.mapping.values import as_str
 from evald.model import AssembledTrace, LogRecord, SpanRecord
 
@@ -65,7 +66,8 @@ class OpenLLMetryMapper:
         cases: list[EvalCase] = []
         skipped: list[NotEvaluable] = []
         for call in calls:
-            reason = _not_evaluable_reason(call.input_text, call.output_text or call.requested_tools, call.error)
+            reason = not_evaluable_reason(call.input_text, call.output_text or call.requested_tools,
+                                          call.error is not None)
             if reason:
                 skipped.append(NotEvaluable(reason, self.name, f"llm_call {call.span.name}", "llm_call",
                                             call.span.span_id))
@@ -90,7 +92,7 @@ class OpenLLMetryMapper:
         attrs = call.attrs
         tin, tout, total = call.tokens
         chain = lineage(call.span, by_id)
-        meta: dict[str, Any] = {"convention": self.name, "operation": call.operation, **_present(
+        meta: dict[str, Any] = {"convention": self.name, "operation": call.operation, **present(
             response_id=as_str(attrs.get(sc.RESPONSE_ID)), agent_name=_agent_name(chain),
             workflow_name=next((w for s in chain if (w := as_str(s.attributes.get(ol.WORKFLOW_NAME)))), None),
             conversation_id=as_str(attrs.get(sc.CONVERSATION_ID)), prompt_key=as_str(attrs.get(ol.PROMPT_KEY)),
@@ -119,20 +121,20 @@ class OpenLLMetryMapper:
         answer = next((a for s in entities if (a := _entity_answer(s))), None) or next(
             (t for c in reversed(calls) if (t := c.output_text)), None)
         error = next((c.error for c in calls if c.error), None)
-        reason = _not_evaluable_reason(question, answer, error)
+        reason = not_evaluable_reason(question, answer, error is not None)
         if reason:
             return NotEvaluable(reason, self.name, f"trace with {len(calls)} LLM call(s)")
         roots = [s for s in spans if s.is_root]
         anchor = roots[0] if roots else calls[0].span
         last = calls[-1]
-        tin = _sum_known(c.tokens[0] for c in calls)
-        tout = _sum_known(c.tokens[1] for c in calls)
-        totals = _sum_known(c.tokens[2] for c in calls) if tin is None and tout is None else None
+        tin = sum_known(c.tokens[0] for c in calls)
+        tout = sum_known(c.tokens[1] for c in calls)
+        totals = sum_known(c.tokens[2] for c in calls) if tin is None and tout is None else None
         assoc: dict[str, Any] = {}
         for span in (*entities, *spans):
             for key, value in ol.association_properties(span.attributes).items():
                 assoc.setdefault(key, value)
-        meta: dict[str, Any] = {"convention": self.name, "llm_call_count": len(calls), **_present(
+        meta: dict[str, Any] = {"convention": self.name, "llm_call_count": len(calls), **present(
             workflow_name=_workflow_name(entities, spans), agent_name=_agent_name(entities),
             conversation_id=as_str(last.attrs.get(sc.CONVERSATION_ID)), error_type=error,
             session_id=next((as_str(assoc[k]) for k in _SESSION_KEYS if k in assoc), None),
@@ -142,7 +144,8 @@ class OpenLLMetryMapper:
         ids = frozenset(sid for sid, op in ops.items() if sc.is_inference(op))
         return EvalCase(
             input=question, output=answer, context=trace_documents(spans, ids, warnings), messages=last.messages,
-            tool_calls=ledger.calls(), latency_ms=roots[0].duration_ms if len(roots) == 1 else _extent_ms(spans),
+            tool_calls=tuple(ledger.calls.values()),
+            latency_ms=roots[0].duration_ms if len(roots) == 1 else extent_ms(spans),
             token_count=_token_count(tin, tout, totals), metadata=meta, trace_id=trace.trace_id,
             span_id=anchor.span_id, scope="trace", model=as_str(last.attrs.get(sc.RESPONSE_MODEL)),
             request_model=as_str(last.attrs.get(sc.REQUEST_MODEL)),
@@ -167,9 +170,9 @@ def _tool_ledger(spans: Sequence[SpanRecord], ops: Mapping[str, str], calls: Seq
     for span in spans:
         try:
             if (call := by_span.get(span.span_id)) is not None:
-                ledger.add_llm_call(call)
+                ledger.add_call(call.content.input, call.requested_tools)
             elif not sc.is_inference(ops.get(span.span_id)) and ol.span_kind(span) == ol.KIND_TOOL:
-                ledger.add_tool_span(tool_from_span(span))
+                ledger.add_executed(tool_from_span(span))
         except Exception as err:  # garbage must never escape a mapper
             warnings.append(f"span {span.span_id}: unreadable tool data ({type(err).__name__})")
     return ledger
@@ -226,30 +229,6 @@ def _workflow_name(entities: Sequence[SpanRecord], spans: Sequence[SpanRecord]) 
                  and (n := as_str(s.attributes.get(ol.ENTITY_NAME)))), None)
 
 
-def _not_evaluable_reason(user_input: object, output: object, error: str | None) -> str | None:
-    if not user_input:
-        return "no_input"
-    if not output and error is None:
-        return "no_output"
-    return None
-
-
-def _sum_known(values: Iterable[int | None]) -> int | None:
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
-
-
 def _token_count(tin: int | None, tout: int | None, total: int | None) -> int | None:
     """Input + output when known; the reported total only when neither part is (never both added)."""
-    return _sum_known((tin, tout)) if tin is not None or tout is not None else total
-
-
-def _present(**values: str | None) -> dict[str, str]:
-    return {k: v for k, v in values.items() if v is not None}
-
-
-def _extent_ms(spans: Iterable[SpanRecord]) -> float | None:
-    timed = [s for s in spans if s.end_time_unix_nano >= s.start_time_unix_nano > 0]
-    if not timed:
-        return None
-    return (max(s.end_time_unix_nano for s in timed) - min(s.start_time_unix_nano for s in timed)) / 1e6
+    return sum_known((tin, tout)) if tin is not None or tout is not None else total

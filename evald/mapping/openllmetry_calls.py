@@ -19,14 +19,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evald import semconv as sc
-from evald.case import Message, ToolCall
-from evald.mapping.messages import CallContent, call_content, is_system_role, text_of
+from evald.mapping.case_parts import call_texts, lineage
+from evald.mapping.messages import CallContent, call_content
 from evald.mapping.openllmetry_attrs import error_of, finish_reasons, normalized, tokens
 from evald.mapping.values import as_str
 from evald.model import LogRecord, SpanRecord
-
-_USER = frozenset({"user"})
-_OUTPUT_ROLES = frozenset({"assistant", "model"})
 
 
 class LLMCall:
@@ -42,24 +39,9 @@ class LLMCall:
         self.content = content
         self.attrs = attrs  # the span's attributes (then its wrapper's, when it has one)
         self.error = error  # why it failed (error.type / exception type), None when it did not
-        self.input_text: str | None = text_of(content.input, _USER, last=True)
-        self.output_text: str | None = text_of(content.output, _OUTPUT_ROLES) or text_of(content.output)
-        self.requested_tools: tuple[ToolCall, ...] = tuple(c for m in content.output for c in m.tool_calls)
-        system, inputs = content.system, content.input
-        head = (Message("system", system),) if system and not any(is_system_role(m.role) for m in inputs) else ()
-        self.messages: tuple[Message, ...] = (*head, *inputs, *content.output)
+        self.input_text, self.output_text, self.requested_tools, self.messages = call_texts(content)
         self.tokens: tuple[int | None, int | None, int | None] = tokens(attrs)
         self.finish_reasons: list[str] = finish_reasons(attrs, content.finish_reasons)
-
-
-def lineage(span: SpanRecord, by_id: Mapping[str, SpanRecord]) -> list[SpanRecord]:
-    """The span and its ancestors present in the trace, nearest first (cycle-safe)."""
-    chain = [span]
-    seen = {span.span_id}
-    while (parent := by_id.get(chain[-1].parent_span_id or "")) is not None and parent.span_id not in seen:
-        seen.add(parent.span_id)
-        chain.append(parent)
-    return chain
 
 
 def build_calls(spans: Sequence[SpanRecord], by_id: Mapping[str, SpanRecord], ops: Mapping[str, str],

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from evald.case import Message
+from evald.mapping.case_parts import tool_result
 from evald.mapping.messages import message_from_dict, text_of
 from evald.mapping.values import MAPPING, as_str, as_text, parse_json_container, parse_structured
 
@@ -214,11 +215,3 @@ def tool_io(raw_input: Any, raw_output: Any) -> tuple[Any, Any, str | None]:
             out = out.get("content")
         result = tool_result(out)
     return args, result, call_id
-
-
-def tool_result(value: Any) -> Any:
-    """A tool result: JSON containers parsed, text with escapes decoded, other values as they are."""
-    parsed = parse_json_container(value)
-    if isinstance(parsed, str):
-        return as_text(parsed) or parsed
-    return parsed

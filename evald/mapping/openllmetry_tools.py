@@ -12,61 +12,15 @@ same name. Earlier values win; ``error`` is sticky. Nothing raises on bad data.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from evald import semconv as sc
 from evald.case import ToolCall
+from evald.mapping.case_parts import tool_result
 from evald.mapping.openllmetry_attrs import ENTITY_INPUT, ENTITY_NAME, ENTITY_OUTPUT, error_of
-from evald.mapping.openllmetry_calls import LLMCall
-from evald.mapping.openllmetry_entities import tool_io, tool_result
+from evald.mapping.openllmetry_entities import tool_io
 from evald.mapping.values import as_str, parse_json_container
 from evald.model import SpanRecord
-
-
-class ToolLedger:
-    """Every tool call of a trace in order, one entry per call id (id-less calls get a positional key)."""
-
-    __slots__ = ("_calls", "_executed")
-
-    def __init__(self) -> None:
-        self._calls: dict[str, ToolCall] = {}
-        self._executed: set[str] = set()
-
-    def calls(self) -> tuple[ToolCall, ...]:
-        return tuple(self._calls.values())
-
-    def resolve(self, call: ToolCall) -> ToolCall:
-        """The merged entry of a requested call (with its result), or the call itself."""
-        return self._calls.get(call.id, call) if call.id else call
-
-    def add(self, call: ToolCall, create: bool = True, key: str | None = None) -> str | None:
-        key = key or call.id or (f"#{len(self._calls)}" if create else None)
-        old = self._calls.get(key) if key else None
-        if key is None or (old is None and not create):
-            return None
-        self._calls[key] = call if old is None else replace(
-            old, name=old.name or call.name, id=old.id or call.id, error=old.error or call.error,
-            arguments=old.arguments if old.arguments is not None else call.arguments,
-            result=old.result if old.result is not None else call.result)
-        return key
-
-    def add_llm_call(self, call: LLMCall) -> None:
-        inputs = call.content.input
-        turn = max((i for i, m in enumerate(inputs) if m.role == "user"), default=-1)
-        for i, message in enumerate(inputs):
-            for requested in (c for c in message.tool_calls if c.id):
-                self.add(requested, create=i > turn)
-            if message.role == "tool" and message.tool_call_id and message.content is not None:
-                self.add(ToolCall("", result=tool_result(message.content), id=message.tool_call_id), create=False)
-        for requested in call.requested_tools:
-            self.add(requested)
-
-    def add_tool_span(self, tool: ToolCall) -> None:
-        match = None if tool.id else next((k for k, v in self._calls.items() if k not in self._executed
-                                           and v.result is None and v.name == tool.name), None)
-        if (key := self.add(tool, key=match)) is not None:
-            self._executed.add(key)
 
 
 def tool_from_span(span: SpanRecord) -> ToolCall:

@@ -115,6 +115,7 @@ class EvaluationPipeline:
         telemetry.queue_size.set_function(self._queue.qsize)  # read at scrape time, not on every put/get
         self._case_counters = LabelCache(telemetry.cases)
         self._scored_counters = LabelCache(telemetry.scored_cases)
+        self._sampled_out_counters = LabelCache(telemetry.cases_sampled_out)
 
     @property
     def queue_depth(self) -> int:
@@ -135,18 +136,19 @@ class EvaluationPipeline:
                     "not evaluable (%s, %s, %s): trace %s %s", item.convention, item.scope, item.reason,
                     trace.trace_id, item.detail,
                 )
-            sampled = self._sampler.sampled(trace.trace_id)
+            if not self._sampler.sampled(trace.trace_id):
+                for case in result.cases:
+                    self._case_counters.get(case.scope).inc()
+                    self._sampled_out_counters.get(case.scope).inc()
+                return
             annotated = self._references.annotated_spans(trace)  # per trace, not per case
             ends = {s.span_id: s.end_time_unix_nano for s in trace.spans}
             for case in result.cases:
                 self._case_counters.get(case.scope).inc()
-                if not sampled:
-                    self._tm.cases_sampled_out.labels(case.scope).inc()
-                    continue
                 # bindings depend on scope and service/model/provider only, which enrichment does not change
                 bindings = [b for b in self._bindings if b.applies_to(case)]
-                if not bindings and self._conversations is None:
-                    continue
+                if not bindings and (self._conversations is None or case.scope != "trace"):
+                    continue  # nothing to score, and not a conversation turn (only trace cases are)
                 case = self._references.resolve(case, trace, annotated)
                 extra = _case_facts(case, ends, trace)
                 if extra:

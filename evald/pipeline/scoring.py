@@ -27,7 +27,7 @@ from evald.metrics.base import BaseMetric
 from evald.metrics.remote import MetricSkipped
 from evald.model import ScoredCase
 from evald.pipeline.bindings import MetricBinding
-from evald.telemetry import RateLimitedLog, Telemetry
+from evald.telemetry import LabelCache, RateLimitedLog, Telemetry
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ class CaseScorer:
         self._timeout = metric_timeout
         self._gated = gated
         self._log = RateLimitedLog(logger)
-        self._durations: dict[str, Any] = {}  # metric name -> bound histogram child (labels() is not free)
+        self._durations = LabelCache(telemetry.metric_duration)  # metric name -> bound child (labels() is not free)
         self._skips: dict[tuple[str, str], Any] = {}  # (metric, reason) -> bound counter child
 
     async def score(self, case: EvalCase, bindings: Sequence[MetricBinding]) -> ScoredCase:
@@ -165,7 +165,4 @@ class CaseScorer:
         child.inc()
 
     def _observe(self, name: str, started: float) -> None:
-        child = self._durations.get(name)
-        if child is None:
-            child = self._durations[name] = self._tm.metric_duration.labels(name)
-        child.observe(time.perf_counter() - started)
+        self._durations.get(name).observe(time.perf_counter() - started)

@@ -76,7 +76,7 @@ def any_value(value: AnyValue) -> Any:
     if kind in _SCALARS:
         return getattr(value, kind)
     if kind == "kvlist_value":
-        return {kv.key: any_value(kv.value) for kv in value.kvlist_value.values}
+        return attributes(value.kvlist_value.values)
     if kind == "array_value":
         return [any_value(v) for v in value.array_value.values]
     return None

@@ -95,6 +95,18 @@ async def test_a_late_span_reopens_the_trace_as_a_new_revision() -> None:
     assert value(tm, "evald_assembly_dropped_spans_total", reason="late") == 1 and len(window) == 0
 
 
+async def test_a_trace_reopened_by_a_late_span_counts_against_num_traces() -> None:
+    window, clock, tm, out = make(num_traces=1, late_retention=10)
+    sink = await collect_into(out)
+    window.consume(SignalBatch(spans=(span(T1, "a" * 16),)))
+    clock.advance(2)
+    await window.release_due(sink)
+    window.consume(SignalBatch(spans=(span(T2, "c" * 16),)))  # the window is full again
+    with pytest.raises(QueueFullError):
+        window.consume(SignalBatch(spans=(span(T1, "b" * 16, parent="a" * 16),)))
+    assert len(window) == 1 and value(tm, "evald_assembly_reopened_traces_total") == 0
+
+
 async def test_full_window_refuses_whole_batch() -> None:
     window, clock, tm, out = make(num_traces=1)
     window.consume(SignalBatch(spans=(span(T1),)))

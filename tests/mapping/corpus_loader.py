@@ -147,6 +147,23 @@ def map_file(entry: dict[str, Any], router: MapperRouter | None = None) -> FileR
     return FileReport(entry, results, case, llm_calls, compare(entry["ground_truth"], case, llm_calls, results))
 
 
+def api_call_cases(report: FileReport) -> list[tuple[EvalCase, dict[str, Any]]]:
+    """Each ``llm_call`` case paired with the chat API call it records, after asserting what every convention reads
+    from it exactly: one case per call, the last user message as input, the models, the error, the requested tools."""
+    calls = [c for c in report.entry["ground_truth"]["api_calls"] if "chat" in c["api"]]
+    assert len(report.llm_calls) == len(calls)
+    pairs = list(zip(report.llm_calls, calls, strict=True))
+    for case, api in pairs:
+        user = [m["content"] for m in api["request_messages"] if m["role"] == "user"]
+        assert case.input == user[-1]
+        assert case.request_model == api["request_model"]
+        assert case.model == api.get("response_model", api["request_model"])
+        assert case.error is (api["http_status"] >= 400)
+        assert [(t.name, t.arguments, t.id) for t in case.tool_calls] == [
+            (t["name"], t["arguments"], t["id"]) for t in api.get("tool_calls", [])]
+    return pairs
+
+
 def _same_json(expected: Any, actual: Any) -> bool:
     if expected == actual:
         return True

@@ -55,6 +55,12 @@ def test_fields_every_convention_carries_match_exactly(report: FileReport) -> No
     assert not failed, failed
 
 
+def test_no_tool_call_of_the_corpus_failed(report: FileReport) -> None:
+    # their names, arguments, ids and results: ``tool_calls`` / ``tool_results`` in ALWAYS_EXACT above
+    case = report.trace_case
+    assert case is None or not any(t.error for t in case.tool_calls)
+
+
 def test_input_is_the_question_or_at_worst_the_prompt_the_app_sent(report: FileReport) -> None:
     check = report.checks.get("input")
     assert check is None or check.ok is True, (check.expected, check.actual)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import pytest
@@ -15,7 +16,7 @@ from evald.pipeline.bindings import MetricBinding, MetricFilter
 from evald.pipeline.engine import EvaluationPipeline, PipelineConfig
 from evald.pipeline.sampling import Sampler, trace_bucket
 from evald.telemetry import Telemetry
-from evald.testing import InMemoryExporter
+from evald.testing import InMemoryExporter, span
 
 T1 = "0af7651916cd43dd8448eb211c80319c"
 
@@ -150,6 +151,7 @@ async def test_sampling_is_deterministic_per_trace() -> None:
     assert await pipe.drain(5)
     assert len(exporter.cases) == (3 if expected else 0)
     assert sample(tm, "evald_cases_sampled_out_total", scope="trace") == (0 if expected else 3)
+    assert sample(tm, "evald_cases_total", scope="trace") == 3  # counted whether sampled or not
     await pipe.shutdown(1)
 
 
@@ -206,6 +208,19 @@ async def test_cases_of_a_reopened_trace_carry_its_revision() -> None:
     await pipe.on_trace(trace(), Completion([]))
     await exporter.wait_for(2, timeout=5)
     assert sorted(c.case.metadata.get("revision", 1) for c in exporter.cases) == [1, 2]
+    await pipe.shutdown(1)
+
+
+async def test_cases_carry_their_span_end_time_unless_the_mapper_set_one() -> None:
+    evaluated = span(T1, "a" * 16, start_ms=5, duration_ms=20)
+    own = replace(case("llm_call"), metadata={"span_end_unix_nano": 1})
+    pipe, exporter, _ = make(MappingResult(cases=(case(), own)), [bind(Always())])
+    await pipe.start()
+    await pipe.on_trace(AssembledTrace(trace_id=T1, spans=(evaluated, span(T1, "b" * 16))), Completion([]))
+    await exporter.wait_for(2, timeout=5)
+    ends = sorted(c.case.metadata["span_end_unix_nano"] for c in exporter.cases)
+    assert ends == [1, evaluated.end_time_unix_nano]
+    assert not any("revision" in c.case.metadata for c in exporter.cases)  # first release: no revision fact
     await pipe.shutdown(1)
 
 
