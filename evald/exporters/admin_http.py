@@ -2,7 +2,9 @@
 
 * ``GET /metrics``: everything on ``telemetry.registry`` (self-metrics and score series), in the Prometheus text
   format, or OpenMetrics when the ``Accept`` header asks for ``application/openmetrics-text``; gzip when the
-  scraper accepts it. Rendering runs in a worker thread so a large scrape does not stall the event loop.
+  scraper accepts it. ``?name[]=evald_scored_cases_total&name[]=...`` renders only those series (as the
+  official client's exposition handler does), which keeps a frequent probe of one counter cheap. Rendering runs
+  in a worker thread so a large scrape does not stall the event loop.
 * ``GET /healthz``: ``200 ok`` whenever the event loop answers (liveness).
 * ``GET /readyz``: ``200`` once every component started and the service is not stopping, else ``503``; the JSON
   body lists the components that are not ready and whether the service is stopping.
@@ -76,7 +78,9 @@ class AdminHttpServer:
     async def _metrics(self, request: web.Request) -> web.Response:
         accept = ",".join(request.headers.getall("Accept", []))
         encoder, content_type = choose_encoder(accept)
-        body = await asyncio.to_thread(encoder, self.telemetry.registry)
+        names = request.query.getall("name[]", [])
+        registry = self.telemetry.registry
+        body = await asyncio.to_thread(encoder, registry.restricted_registry(names) if names else registry)
         response = web.Response(body=body, headers={"Content-Type": content_type})
         response.enable_compression()
         return response

@@ -145,3 +145,17 @@ async def test_shutdown_is_idempotent_and_safe_without_start(telemetry: Telemetr
     with pytest.raises(httpx.ConnectError):
         async with httpx.AsyncClient(timeout=2) as client:
             await client.get(f"http://127.0.0.1:{port}/healthz")
+
+
+async def test_metrics_name_filter_renders_only_the_asked_series(client: httpx.AsyncClient) -> None:
+    """``?name[]=`` as in the official client's handler: a cheap probe of a few counters (the benchmarks poll it)."""
+    response = await client.get("/metrics", params=[("name[]", "evald_evaluations_total"),
+                                                    ("name[]", "evald_receiver_accepted_spans_total")])
+    assert response.status_code == 200
+    samples = [s for f in text_string_to_metric_families(response.text) for s in f.samples]
+    assert {s.name for s in samples} == {"evald_evaluations_total", "evald_receiver_accepted_spans_total"}
+    assert [s.value for s in samples if s.name == "evald_receiver_accepted_spans_total"] == [2]
+    passed = [s for s in samples if s.labels.get("metric") == "contains" and s.labels.get("outcome") == "pass"]
+    assert [s.value for s in passed] == [1]
+    everything = await client.get("/metrics")
+    assert len(response.text) < len(everything.text) / 5
