@@ -1,6 +1,7 @@
 """The evaluation contract: EvalCase in, Score out (harness-evals' field names and semantics).
 
-These are plain frozen dataclasses with no third-party dependency, so that any metric, including a
+These are plain frozen dataclasses with no third-party dependency (their ``__init__`` is the cheaper one of
+``evald.frozen.fast_init``, same signature and semantics), so that any metric, including a
 harness-evals ``BaseMetric`` through an adapter, can read them. ``Score.passed`` is always derived from
 ``value >= threshold``; it can never be set by hand.
 """
@@ -12,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Any, Literal
+
+from evald.frozen import fast_init
 
 CaseScope = Literal["llm_call", "trace", "conversation"]
 
@@ -26,6 +29,7 @@ class Dimension(StrEnum):
     PERFORMANCE = "performance"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Message:
     """One chat message; ``content`` is the concatenated text parts."""
@@ -37,6 +41,7 @@ class Message:
     name: str | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """A tool invocation with its arguments and, when known, its result."""
@@ -48,6 +53,7 @@ class ToolCall:
     error: bool = False
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Document:
     """A retrieved document: id and score are usual, content only when the convention carries it."""
@@ -58,6 +64,7 @@ class Document:
     metadata: Mapping[str, Any] | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class EvalCase:
     """One thing to evaluate: a single LLM call (``scope="llm_call"``) or a whole trace (``"trace"``)."""
@@ -100,6 +107,7 @@ class EvalCase:
 _EPSILON = 1e-6
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Score:
     """A metric's result. ``value`` is in [0, 1] (tiny float overshoot is clamped); ``passed`` is derived."""

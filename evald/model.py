@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evald.case import EvalCase, Score
+from evald.frozen import fast_init
 
 Attributes = Mapping[str, Any]
 
@@ -20,6 +21,7 @@ STATUS_OK = 1
 STATUS_ERROR = 2
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class SpanEvent:
     name: str
@@ -27,6 +29,7 @@ class SpanEvent:
     attributes: Attributes
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class SpanRecord:
     """One ended span, with its resource and scope flattened in."""
@@ -62,6 +65,7 @@ class SpanRecord:
         return name if isinstance(name, str) else None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class LogRecord:
     """One OTLP log record (GenAI events arrive as these), joined to its span by ``trace_id``/``span_id``."""
@@ -77,6 +81,7 @@ class LogRecord:
     scope_name: str = ""
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class AssembledTrace:
     """Every span and log record of one trace that arrived before it was released."""
@@ -152,6 +157,7 @@ class ConsumeResult:
     durable: asyncio.Future[None] | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ScoredCase:
     """A case with every score it received. ``errors``/``skipped`` list metric kinds with a short reason."""

@@ -19,6 +19,7 @@ from typing import Any
 
 from evald import semconv as sc
 from evald.case import Message, ToolCall
+from evald.frozen import fast_init
 from evald.mapping.values import (
     MAPPING,
     as_dict,
@@ -38,6 +39,7 @@ _SYSTEM_ROLES = frozenset({"system", "developer"})
 _LOOKS_STRUCTURED = re.compile(r"\s*(\[\s*[\[{\"']|\{\s*[\"'}])")
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class CallContent:
     """What one inference call sent and received, from whichever capture form was present."""

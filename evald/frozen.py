@@ -1,0 +1,72 @@
+"""``fast_init``: a cheaper ``__init__`` for the frozen, slotted dataclasses on the hot path.
+
+A frozen dataclass's ``__init__`` stores every field with ``object.__setattr__(self, name, value)`` (a global
+lookup, an attribute lookup and a generic call per field), because its own ``__setattr__`` refuses writes. For
+``EvalCase`` (25 fields) that made one construction cost as much as a whole deterministic metric; evald builds
+several per trace (spans, messages, cases, scores).
+
+``fast_init`` replaces the generated ``__init__`` by one that gives the new instance, for the duration of the
+call, a mutable twin class with the very same slots (``__class__`` assignment between layout-compatible classes is
+plain Python), stores the fields with ordinary attribute writes, then gives it its real class back and runs
+``__post_init__``. Everything else stays the dataclass's own: signature and defaults, ``default_factory``,
+``init=False`` fields, equality, hashing, ``repr``, ``replace()``, pickling, and the ``FrozenInstanceError`` on
+any later write. Only plain dataclasses are supported (slots, direct subclass of ``object``, no ``kw_only`` or
+``InitVar``); anything else is refused at import time with ``TypeError``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+__all__ = ["fast_init"]
+
+
+def fast_init(cls: type[T]) -> type[T]:
+    """Class decorator, applied above ``@dataclass(frozen=True, slots=True)``."""
+    target: Any = cls  # a dataclass, checked below
+    params = getattr(cls, "__dataclass_params__", None)
+    if params is None or not params.frozen or "__slots__" not in cls.__dict__ or cls.__bases__ != (object,):
+        raise TypeError(f"fast_init: {cls.__name__} must be a frozen, slotted dataclass deriving from object")
+    fields = dataclasses.fields(target)
+    original = [p for p in inspect.signature(cls.__init__).parameters.values() if p.name != "self"]
+    if [p.name for p in original] != [f.name for f in fields if f.init] or any(
+            p.kind is not p.POSITIONAL_OR_KEYWORD for p in original):
+        raise TypeError(f"fast_init: {cls.__name__} uses kw_only or InitVar fields")
+    twin = type(f"_Mutable{cls.__name__}", (object,), {"__slots__": cls.__dict__["__slots__"]})
+    scope: dict[str, Any] = {"_twin": twin, "_cls": cls, "_set": object.__setattr__, "_MISSING": dataclasses.MISSING}
+    params_src: list[str] = []
+    body: list[str] = ["_set(self, '__class__', _twin)"]
+    for f in fields:
+        if f.default is not dataclasses.MISSING:
+            scope[f"_default_{f.name}"] = f.default
+            if f.init:
+                params_src.append(f"{f.name}=_default_{f.name}")
+                body.append(f"self.{f.name} = {f.name}")
+            else:
+                body.append(f"self.{f.name} = _default_{f.name}")
+        elif f.default_factory is not dataclasses.MISSING:
+            scope[f"_factory_{f.name}"] = f.default_factory
+            if f.init:
+                params_src.append(f"{f.name}=_MISSING")
+                body.append(f"self.{f.name} = _factory_{f.name}() if {f.name} is _MISSING else {f.name}")
+            else:
+                body.append(f"self.{f.name} = _factory_{f.name}()")
+        elif f.init:
+            params_src.append(f.name)
+        if f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            body.append(f"self.{f.name} = {f.name}")
+    body.append("self.__class__ = _cls")
+    if hasattr(cls, "__post_init__"):
+        body.append("self.__post_init__()")
+    source = f"def __init__(self, {', '.join(params_src)}) -> None:\n" + "".join(f"    {line}\n" for line in body)
+    exec(source, scope)  # noqa: S102 - generated from the dataclass's own field names, as dataclasses does
+    init = scope["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__doc__ = cls.__init__.__doc__
+    init.__annotations__ = dict(cls.__init__.__annotations__)
+    target.__init__ = init
+    return cls
