@@ -33,7 +33,7 @@ from evald.pipeline.case_queue import CaseQueue
 from evald.pipeline.conversations import ConversationTracker
 from evald.pipeline.goldens import ReferenceResolver
 from evald.pipeline.sampling import Sampler
-from evald.pipeline.scoring import CaseScorer
+from evald.pipeline.scoring import CaseScorer, MetricPlan
 from evald.telemetry import LabelCache, RateLimitedLog, Telemetry
 
 logger = logging.getLogger(__name__)
@@ -49,12 +49,13 @@ class PipelineConfig(ComponentConfig):
 
 #: Most cases a worker takes from the queue at once; their scores go to the exporters as one batch.
 _MAX_BATCH = 64
+_MAX_PLANS = 4096  # distinct (scope, service, model, provider) keys before the plan cache starts over
 
 
 @dataclass(slots=True)
 class _Work:
     case: EvalCase
-    bindings: list[MetricBinding]
+    plan: MetricPlan
     completion: Completion
 
 
@@ -116,6 +117,7 @@ class EvaluationPipeline:
         self._case_counters = LabelCache(telemetry.cases)
         self._scored_counters = LabelCache(telemetry.scored_cases)
         self._sampled_out_counters = LabelCache(telemetry.cases_sampled_out)
+        self._plans: dict[tuple[str, str | None, str | None, str | None], MetricPlan | None] = {}
 
     @property
     def queue_depth(self) -> int:
@@ -146,8 +148,8 @@ class EvaluationPipeline:
             for case in result.cases:
                 self._case_counters.get(case.scope).inc()
                 # bindings depend on scope and service/model/provider only, which enrichment does not change
-                bindings = [b for b in self._bindings if b.applies_to(case)]
-                if not bindings and (self._conversations is None or case.scope != "trace"):
+                plan = self._plan_for(case)
+                if plan is None and (self._conversations is None or case.scope != "trace"):
                     continue  # nothing to score, and not a conversation turn (only trace cases are)
                 case = self._references.resolve(case, trace, annotated)
                 extra = _case_facts(case, ends, trace)
@@ -156,12 +158,26 @@ class EvaluationPipeline:
                 if self._conversations is not None:
                     for evicted in self._conversations.add(case, trace):
                         await self._submit_detached(evicted)
-                if not bindings:
+                if plan is None:
                     continue
                 completion.hold()
-                await self._queue.put(_Work(case, bindings, completion))
+                await self._queue.put(_Work(case, plan, completion))
         finally:
             completion.release()
+
+    def _plan_for(self, case: EvalCase) -> MetricPlan | None:
+        """The metrics that apply to the case (None: none), planned once per scope/service/model/provider; the
+        cache is cleared when a flood of distinct values fills it (it holds no state worth keeping)."""
+        key = (case.scope, case.service_name, case.model, case.provider)
+        try:
+            return self._plans[key]
+        except KeyError:
+            pass
+        if len(self._plans) >= _MAX_PLANS:
+            self._plans.clear()
+        bindings = [b for b in self._bindings if b.applies_to(case)]
+        plan = self._plans[key] = self._scorer.plan(bindings) if bindings else None
+        return plan
 
     # -- workers ------------------------------------------------------------------------------------------------
 
@@ -174,9 +190,8 @@ class EvaluationPipeline:
     async def _submit_detached(self, case: EvalCase) -> None:
         """Queue a case no source acknowledgement waits for (conversation cases)."""
         self._case_counters.get(case.scope).inc()
-        bindings = [b for b in self._bindings if b.applies_to(case)]
-        if bindings:
-            await self._queue.put(_Work(case, bindings, Completion([])))
+        if (plan := self._plan_for(case)) is not None:
+            await self._queue.put(_Work(case, plan, Completion([])))
 
     async def _sweep_conversations(self) -> None:
         assert self._conversations is not None
@@ -213,15 +228,17 @@ class EvaluationPipeline:
 
     async def _score_batch(self, batch: list[_Work]) -> list[ScoredCase]:
         """Score what is queued together; cases with async metrics (judges) are scored concurrently."""
-        if self._any_async and any(b.metric.is_async for work in batch for b in work.bindings):
+        results: list[ScoredCase | BaseException]
+        if self._any_async and any(work.plan.has_async for work in batch):
             results = await asyncio.gather(
-                *(self._scorer.score(w.case, w.bindings) for w in batch), return_exceptions=True
+                *(self._scorer.score(w.case, w.plan) for w in batch), return_exceptions=True
             )
         else:
             results = []
             for work in batch:
                 try:
-                    results.append(await self._scorer.score(work.case, work.bindings))
+                    results.append(self._scorer.score_inline(work.case, work.plan) if work.plan.inline
+                                   else await self._scorer.score(work.case, work.plan))
                 except Exception as err:
                     results.append(err)
         scored: list[ScoredCase] = []

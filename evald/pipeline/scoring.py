@@ -12,6 +12,11 @@ A binding with a gate (per-metric ``sampling`` or ``when``, evald/pipeline/condi
 its metric would run, against the scores of the metrics already run on the case (synchronous first, then waves of
 asynchronous ones); a gated-out metric is skipped with reason ``sampled_out`` or ``condition_not_met``.
 ``gated=False`` (no binding has a gate) keeps the plain path free of any check.
+
+``plan(bindings)`` prepares what scoring a kind of case needs once (metric list, dimensions, bound duration
+histograms, whether anything is asynchronous or gated); the pipeline keeps one plan per kind of case and scores
+with it, so a case of synchronous, ungated metrics is scored in one inline pass (``score_inline``). ``score``
+also accepts a plain list of bindings (plans it on the fly).
 """
 
 from __future__ import annotations
@@ -39,6 +44,22 @@ class _Skip(str):
     """An error-slot value that is really a deliberate skip: ``(None, _Skip(reason))``."""
 
 
+class MetricPlan:
+    """The bindings that apply to one kind of case, prepared once (see the module docstring)."""
+
+    __slots__ = ("bindings", "metrics", "dimensions", "has_async", "inline", "steps")
+
+    def __init__(self, bindings: Sequence[MetricBinding], durations: LabelCache, gated: bool) -> None:
+        self.bindings = tuple(bindings)
+        self.metrics = tuple(b.metric for b in self.bindings)
+        #: metric name -> dimension, shared by every ScoredCase of this plan (exporters only read it)
+        self.dimensions = {m.name: m.dimension.value for m in self.metrics}
+        self.has_async = any(m.is_async for m in self.metrics)
+        #: no asynchronous metric and no gate: score_inline applies
+        self.inline = not self.has_async and not (gated and any(b.gate is not None for b in self.bindings))
+        self.steps = tuple((m, m.name, durations.get(m.name)) for m in self.metrics)
+
+
 class CaseScorer:
     def __init__(self, telemetry: Telemetry, metric_timeout: float, *, gated: bool = True) -> None:
         self._tm = telemetry
@@ -48,11 +69,45 @@ class CaseScorer:
         self._durations = LabelCache(telemetry.metric_duration)  # metric name -> bound child (labels() is not free)
         self._skips: dict[tuple[str, str], Any] = {}  # (metric, reason) -> bound counter child
 
-    async def score(self, case: EvalCase, bindings: Sequence[MetricBinding]) -> ScoredCase:
-        metrics = [b.metric for b in bindings]
+    def plan(self, bindings: Sequence[MetricBinding]) -> MetricPlan:
+        return MetricPlan(bindings, self._durations, self._gated)
+
+    def score_inline(self, case: EvalCase, plan: MetricPlan) -> ScoredCase:
+        """``score`` for a plan whose metrics are all synchronous and ungated, in one pass (the common case)."""
+        scores: list[Score] = []
+        skipped: list[tuple[str, str]] = []
+        errors: list[tuple[str, str]] = []
+        clock = time.perf_counter
+        for metric, name, duration in plan.steps:
+            started = clock()
+            try:
+                result = metric.measure(case)
+            except MetricSkipped as skip:
+                duration.observe(clock() - started)
+                skipped.append((name, skip.reason))
+                self._count_skip(name, skip.reason)
+                continue
+            except Exception as err:  # a metric bug must never take the daemon down
+                errors.append((name, self._failed(metric, err, started)[1] or ""))
+                continue
+            duration.observe(clock() - started)
+            if result is None:
+                skipped.append((name, _NOT_APPLICABLE))
+                self._count_skip(name, _NOT_APPLICABLE)
+            elif isinstance(result, Score):
+                scores.append(result)
+            else:
+                errors.append((name, self._checked(metric, result)[1] or ""))
+        return ScoredCase(case, tuple(scores), tuple(skipped), tuple(errors), plan.dimensions)
+
+    async def score(self, case: EvalCase, bindings: Sequence[MetricBinding] | MetricPlan) -> ScoredCase:
+        plan = bindings if isinstance(bindings, MetricPlan) else self.plan(bindings)
+        if plan.inline:
+            return self.score_inline(case, plan)
+        metrics = plan.metrics
         outcomes: dict[int, _Outcome] = {}
-        if self._gated and any(b.gate is not None for b in bindings):
-            await self._run_gated(case, bindings, outcomes)
+        if self._gated and any(b.gate is not None for b in plan.bindings):
+            await self._run_gated(case, plan.bindings, outcomes)
         else:
             pending = [(i, m) for i, m in enumerate(metrics) if m.is_async]
             for i, metric in enumerate(metrics):
@@ -79,10 +134,7 @@ class CaseScorer:
                 self._count_skip(metric.name, _NOT_APPLICABLE)
             else:
                 scores.append(result)
-        return ScoredCase(
-            case=case, scores=tuple(scores), skipped=tuple(skipped), errors=tuple(errors),
-            metric_dimensions={m.name: m.dimension.value for m in metrics},
-        )
+        return ScoredCase(case, tuple(scores), tuple(skipped), tuple(errors), plan.dimensions)
 
     async def _run_gated(
         self, case: EvalCase, bindings: Sequence[MetricBinding], outcomes: dict[int, _Outcome]
