@@ -48,6 +48,7 @@ from evald.receivers.kafka_config import ENCODINGS, KafkaReceiverConfig, consume
 from evald.receivers.kafka_dlq import PoisonRecords
 from evald.receivers.kafka_lag import ConsumerLag
 from evald.receivers.kafka_offsets import PartitionOffsets
+from evald.receivers.kafka_positions import rewind_beyond_end
 from evald.telemetry import RateLimitedLog, Telemetry
 
 __all__ = ["KafkaReceiver", "KafkaReceiverConfig", "build_kafka_receivers"]
@@ -310,6 +311,13 @@ class KafkaReceiver:
             if (old := self._offsets.get(tp)) is not None:
                 old.revoked = True
             self._offsets[tp] = PartitionOffsets()
+
+
+    async def check_positions(self, assigned: Any) -> None:
+        """Before fetching: committed offsets beyond the log end are reset (evald/receivers/kafka_positions.py);
+        only then are the partitions reported assigned."""
+        await rewind_beyond_end(self._consumer, assigned, self.config.initial_offset,
+                                max(10.0, self.config.session_timeout), self.id)
         self._lag.assigned(len(self._offsets))
 
 
@@ -324,6 +332,7 @@ class _Listener:
 
     async def on_partitions_assigned(self, assigned: Any) -> None:
         self._receiver.on_assigned(assigned)
+        await self._receiver.check_positions(assigned)
 
 
 def build_kafka_receivers(config: KafkaReceiverConfig, telemetry: Telemetry, component_id: str = "kafka") -> list[Any]:
