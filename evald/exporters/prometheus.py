@@ -38,13 +38,12 @@ from prometheus_client.samples import Exemplar
 from pydantic import Field, field_validator
 
 from evald.config.base import ComponentConfig, Duration, Endpoint
-from evald.exporters.prometheus_table import ERROR, FAIL, OUTCOMES, PASS, SKIPPED, ScoreTable
+from evald.exporters.prometheus_table import OUTCOMES, ScoreTable
 from evald.model import ScoredCase
 from evald.telemetry import Telemetry
 
 SCORE_LABELS = ("metric", "dimension", "scope", "service_name", "model")
 DEFAULT_BUCKETS = tuple(round(i / 10, 1) for i in range(1, 11))
-MAX_LABEL_VALUE = 128
 _LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _RESERVED = frozenset({*SCORE_LABELS, "outcome", "le", "exporter"})
 
@@ -96,10 +95,6 @@ class PrometheusExporterConfig(ComponentConfig):
             if name in _RESERVED:
                 raise ValueError(f"const_labels: {name!r} is already a label of the score series")
         return value
-
-
-def _label(value: object) -> str:
-    return value[:MAX_LABEL_VALUE] if isinstance(value, str) else ""
 
 
 class _ScoreCollector:
@@ -208,22 +203,7 @@ class PrometheusExporter:
         return None
 
     async def export(self, batch: Sequence[ScoredCase]) -> None:
-        table = self._table
-        with table.lock:
-            indices = table.indices()
-            now = time.time()
-            for scored in batch:
-                case = scored.case
-                scope, service, model = _label(case.scope), _label(case.service_name), _label(case.model)
-                linked = bool(case.trace_id and case.span_id)
-                for score in scored.scores:
-                    key = (_label(score.name), score.dimension.value, scope, service, model)
-                    exemplar = (case.trace_id, case.span_id or "", score.value, now) if linked else None
-                    table.record(key, PASS if score.passed else FAIL, score.value, indices, exemplar)
-                for outcome, entries in ((SKIPPED, scored.skipped), (ERROR, scored.errors)):
-                    for name, _reason in entries:
-                        dimension = _label(scored.metric_dimensions.get(name, ""))
-                        table.record((_label(name), dimension, scope, service, model), outcome)
+        self._table.record_batch(batch, time.time())
 
     async def shutdown(self, timeout: float) -> None:
         """Nothing to flush: the series stay on the registry until the process exits."""

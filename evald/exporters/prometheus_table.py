@@ -16,17 +16,19 @@ import bisect
 import math
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from evald.exporters.prometheus import PrometheusExporterConfig
+    from evald.model import ScoredCase
 
 OVERFLOW = "__overflow__"
 OUTCOMES = ("pass", "fail", "skipped", "error")
 PASS, FAIL, SKIPPED, ERROR = range(4)
 MAX_WINDOW_BUCKETS = 60
+MAX_LABEL_VALUE = 128
 
 Key = tuple[str, str, str, str, str]  # metric, dimension, scope, service_name, model
 Exemplar = tuple[str, str, float, float]  # trace_id, span_id, value, unix time
@@ -136,6 +138,24 @@ class ScoreTable:
                 baseline = self.baselines[key] = Window()
             baseline.slide(long_index, self.baseline_buckets, outcome == PASS)
 
+    def record_batch(self, batch: Sequence[ScoredCase], now: float) -> None:
+        """Every score (with an exemplar linking its trace and span, stamped ``now``), skip and error of a batch,
+        under the lock."""
+        with self.lock:
+            indices = self.indices()
+            for scored in batch:
+                case = scored.case
+                scope, service, model = label(case.scope), label(case.service_name), label(case.model)
+                linked = bool(case.trace_id and case.span_id)
+                for score in scored.scores:
+                    key = (label(score.name), score.dimension.value, scope, service, model)
+                    exemplar = (case.trace_id, case.span_id or "", score.value, now) if linked else None
+                    self.record(key, PASS if score.passed else FAIL, score.value, indices, exemplar)
+                for outcome, entries in ((SKIPPED, scored.skipped), (ERROR, scored.errors)):
+                    for name, _reason in entries:
+                        dimension = label(scored.metric_dimensions.get(name, ""))
+                        self.record((label(name), dimension, scope, service, model), outcome)
+
     def baseline_states(self) -> list[tuple[Key, float, int]]:
         """Per label set: (baseline pass rate, regression flag 0/1) over ``baseline_window``; empty ones dropped."""
         oldest = math.floor(self.clock() / self.baseline_seconds) - self.baseline_buckets + 1
@@ -170,3 +190,8 @@ class ScoreTable:
                 continue
             out.append((key, passes / (passes + fails)))
         return out
+
+
+def label(value: object) -> str:
+    """A label value: strings cut to ``MAX_LABEL_VALUE`` characters, anything else empty."""
+    return value[:MAX_LABEL_VALUE] if isinstance(value, str) else ""
