@@ -27,8 +27,13 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_ROOT_USER_ACTION=ignore
 
 WORKDIR /src
-# Only what the wheel is built from (see .dockerignore): pyproject.toml, README.md (the package readme), evald/.
-COPY pyproject.toml README.md ./
+# A C compiler for the mypyc-compiled hot modules (setup.py, evald/native.py); the runtime stage needs none.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/*
+# Only what the wheel is built from (see .dockerignore): pyproject.toml, setup.py (the mypyc build), README.md (the
+# package readme), evald/.
+COPY pyproject.toml setup.py README.md ./
 COPY evald ./evald
 RUN pip wheel --wheel-dir /wheels ".${EVALD_EXTRAS:+[${EVALD_EXTRAS}]}"
 

@@ -61,7 +61,9 @@ def _load(path: str | None) -> ResolvedConfig | None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "version":
-        print(f"evald {__version__}")
+        from evald.native import COMPILED_MODULES, compiled
+
+        print(f"evald {__version__} ({len(compiled())}/{len(COMPILED_MODULES)} hot modules compiled with mypyc)")
         return 0
     if args.command == "list-metrics":
         return _list_metrics(args.format)

@@ -24,6 +24,7 @@ from evald.exporters.routing import bind_metric_info, metric_infos, route_export
 from evald.interfaces import Exporter, Source
 from evald.judges.registry import close_judges, install_judges
 from evald.mapping.router import MapperRouter, default_mappers
+from evald.native import COMPILED_MODULES, compiled
 from evald.pipeline.bindings import build_bindings
 from evald.pipeline.conversations import ConversationTracker
 from evald.pipeline.engine import EvaluationPipeline
@@ -110,7 +111,8 @@ class EvaldService:
             health.components[f"receiver:{receiver.id}"] = True
         health.started = True
         self._started = True
-        logger.info("evald %s started: %s", __version__, ", ".join(self.describe_endpoints()) or "no listeners")
+        logger.info("evald %s started (%d/%d hot modules compiled): %s", __version__, len(compiled()),
+                    len(COMPILED_MODULES), ", ".join(self.describe_endpoints()) or "no listeners")
 
     def describe_endpoints(self) -> list[str]:
         out = []

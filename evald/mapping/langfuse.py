@@ -37,7 +37,7 @@ TRACE_NAME: Final = "langfuse.trace.name"
 TRACE_INPUT: Final = "langfuse.trace.input"
 TRACE_OUTPUT: Final = "langfuse.trace.output"
 SESSION_ID: Final = "langfuse.session.id"
-KEYS: Final = frozenset({OBSERVATION_TYPE, TRACE_INPUT, TRACE_OUTPUT})
+KEYS: Final[frozenset[str]] = frozenset({OBSERVATION_TYPE, TRACE_INPUT, TRACE_OUTPUT})
 
 _OPERATIONS: Final = {
     "generation": sc.OP_CHAT, "embedding": sc.OP_EMBEDDINGS, "agent": sc.OP_INVOKE_AGENT,

@@ -12,7 +12,7 @@ Reads (standards section 3): ``traceloop.span.kind`` / ``traceloop.entity.*`` / 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from operator import methodcaller
 from typing import Any, Final
@@ -60,7 +60,8 @@ def is_openllmetry_span(span: SpanRecord) -> bool:
     try:  # every key of a converted span is a str: one C-level pass (this runs on every span the router sees)
         return any(map(_HAS_MARKER_PREFIX, attrs))
     except (AttributeError, TypeError):  # a key that is not a str: the careful pass
-        return any(isinstance(key, str) and key.startswith(_MARKER_PREFIXES) for key in attrs)
+        keys: Iterable[object] = attrs  # typed as objects, so compiled code does not check them for str
+        return any(isinstance(key, str) and key.startswith(_MARKER_PREFIXES) for key in keys)
 
 
 def span_kind(span: SpanRecord) -> str | None:

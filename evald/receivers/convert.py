@@ -26,48 +26,21 @@ Failure semantics: nothing raises on bad data. An item that cannot be used is le
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from evald.model import LogRecord, SpanEvent, SpanRecord
+from evald.receivers.converted import INVALID_ID, NO_TRACE_ID, REASONS, Converted
 
-T = TypeVar("T", SpanRecord, LogRecord)
-
-INVALID_ID = "invalid_id"
-NO_TRACE_ID = "no_trace_id"
-
-#: English explanation of each rejection reason, used in partial-success ``error_message``s.
-REASONS: dict[str, str] = {
-    INVALID_ID: "trace_id must be 16 bytes and span_id 8 bytes, not all zeros (parent_span_id empty or 8 bytes)",
-    NO_TRACE_ID: "log records without a trace_id cannot be joined to a span",
-}
+__all__ = ["INVALID_ID", "NO_TRACE_ID", "REASONS", "Converted", "any_value", "attributes", "convert_logs",
+           "convert_traces", "count_spans"]
 
 _ZERO_TRACE = bytes(16)
 _ZERO_SPAN = bytes(8)
 _SCALARS = frozenset({"string_value", "bool_value", "int_value", "double_value", "bytes_value"})
-
-
-@dataclass(frozen=True, slots=True)
-class Converted(Generic[T]):
-    """The records that could be converted and, by reason, how many items were left out."""
-
-    records: tuple[T, ...]
-    rejected: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def rejected_count(self) -> int:
-        return sum(self.rejected.values())
-
-    def message(self, noun: str) -> str:
-        """Partial-success text, e.g. ``"2 spans rejected (invalid_id: trace_id must be ...)"``; "" if none."""
-        if not self.rejected:
-            return ""
-        reasons = "; ".join(f"{reason}: {REASONS.get(reason, reason)}" for reason in sorted(self.rejected))
-        return f"{self.rejected_count} {noun} rejected ({reasons})"
 
 
 def any_value(value: AnyValue) -> Any:

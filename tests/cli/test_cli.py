@@ -21,8 +21,12 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from evald.native import COMPILED_MODULES, compiled
+
     assert main(["version"]) == 0
-    assert capsys.readouterr().out.startswith("evald ")
+    out = capsys.readouterr().out
+    assert out.startswith("evald ")
+    assert f"({len(compiled())}/{len(COMPILED_MODULES)} hot modules compiled with mypyc)" in out
 
 
 def test_validate_reports_every_problem_with_its_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
