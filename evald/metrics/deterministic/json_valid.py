@@ -42,6 +42,9 @@ class JsonValidMetric(BaseMetric):
         if output is None:
             return None
         if isinstance(output, str):
+            if (start := _not_a_json_start(output)) is not None:  # the usual failure: prose, decided without a parse
+                line, column = output.count("\n", 0, start) + 1, start - output.rfind("\n", 0, start)
+                return self.score(0.0, f"not valid JSON: Expecting value at line {line} column {column}")
             try:
                 value = STRICT_DECODER.decode(output)
             except json.JSONDecodeError as err:
@@ -53,6 +56,17 @@ class JsonValidMetric(BaseMetric):
         if opts.require_object and not isinstance(value, Mapping):
             return self.score(0.0, f"valid JSON, but the top-level value is {_type_name(value)}, not an object")
         return self.score(1.0, f"valid JSON ({_type_name(value)})")
+
+
+_JSON_WHITESPACE = " \t\n\r"
+_JSON_STARTS = frozenset('{["-0123456789tfnNI')  # N, I: NaN and Infinity, which the decoder refuses by name
+
+
+def _not_a_json_start(text: str) -> int | None:
+    """The index of the first non-whitespace character when no JSON value can start there (the decoder would fail
+    with "Expecting value" at that index), else None (the decoder decides)."""
+    start = len(text) - len(text.lstrip(_JSON_WHITESPACE))
+    return start if start < len(text) and text[start] not in _JSON_STARTS else None
 
 
 def _type_name(value: Any) -> str:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -7,6 +8,7 @@ from pydantic import ValidationError
 
 from evald.case import EvalCase
 from evald.metrics.deterministic.json_valid import JsonValidMetric
+from evald.metrics.deterministic.json_values import STRICT_DECODER
 
 
 def value_of(output: Any, **options: Any) -> float | None:
@@ -28,6 +30,21 @@ def test_reason_locates_the_parse_error() -> None:
     score = JsonValidMetric().measure(EvalCase(output='{\n  "a": 1,\n}'))
     assert score is not None and not score.passed
     assert score.reason is not None and "line 3 column 1" in score.reason
+
+
+@pytest.mark.parametrize("output", ["The capital of France is Paris.", "  \n\n  Hello", "\r\n\tX", "Ünïcode", "<a/>",
+                                    "'single'", "", " ", "nope", "tru", "-", "{", "NaN", "Infinity", "Nope",
+                                    "\n\n  * bullet"])
+def test_prose_is_refused_with_the_decoders_own_reason(output: str) -> None:
+    """Text no JSON value can start with is decided without parsing; the reason is the one the decoder gives."""
+    try:
+        STRICT_DECODER.decode(output)
+    except json.JSONDecodeError as err:
+        expected = f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}"
+    except ValueError as err:
+        expected = f"not valid JSON: {err}"
+    score = JsonValidMetric().measure(EvalCase(output=output))
+    assert score is not None and score.value == 0.0 and score.reason == expected
 
 
 def test_missing_output_is_not_applicable() -> None:
