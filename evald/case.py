@@ -121,7 +121,11 @@ class Score:
     passed: bool = field(init=False)
 
     def __post_init__(self) -> None:
-        value = self.value if type(self.value) is float else float(self.value)
+        value, threshold = self.value, self.threshold
+        if type(value) is float and 0.0 <= value <= 1.0 and 0.0 <= threshold <= 1.0:  # the usual score
+            object.__setattr__(self, "passed", value >= threshold)
+            return
+        value = value if type(value) is float else float(value)
         if not -_EPSILON <= value <= 1 + _EPSILON:  # also false for NaN
             raise ValueError(f"score {self.name!r}: value {self.value!r} is outside [0, 1]")
         if not 0.0 <= self.threshold <= 1.0:

@@ -148,7 +148,7 @@ class ScoreTable:
                 scope, service, model = label(case.scope), label(case.service_name), label(case.model)
                 linked = bool(case.trace_id and case.span_id)
                 for score in scored.scores:
-                    key = (label(score.name), score.dimension.value, scope, service, model)
+                    key = (label(score.name), str(score.dimension), scope, service, model)  # str(): not the slow .value
                     exemplar = (case.trace_id, case.span_id or "", score.value, now) if linked else None
                     self.record(key, PASS if score.passed else FAIL, score.value, indices, exemplar)
                 for outcome, entries in ((SKIPPED, scored.skipped), (ERROR, scored.errors)):

@@ -74,10 +74,7 @@ class BaseMetric(ABC):
 
     def score(self, value: float, reason: str | None = None, **metadata: Any) -> Score:
         """Build this metric's Score: name, threshold and dimension come from the metric."""
-        return Score(
-            name=self.name, value=value, threshold=self.threshold, reason=reason, metadata=metadata,
-            dimension=self.dimension,
-        )
+        return Score(self.name, value, self.threshold, reason, metadata, self.dimension)  # positional: hot path
 
     @classmethod
     def describe(cls) -> dict[str, Any]:

@@ -161,7 +161,10 @@ class EvaluationPipeline:
                 if plan is None:
                     continue
                 completion.hold()
-                await self._queue.put(_Work(case, plan, completion))
+                if self._queue.full():  # wait for room (backpressure); else no coroutine per case
+                    await self._queue.put(_Work(case, plan, completion))
+                else:
+                    self._queue.put_nowait(_Work(case, plan, completion))
         finally:
             completion.release()
 
