@@ -4,7 +4,7 @@ The compiled modules are the span mappers (a pure function of an assembled trace
 the OTLP protobuf -> record conversion and the Prometheus score table: together about half of evald's CPU per
 span (docs/benchmarks.md). Their ``.py`` sources stay the reference and are what runs when nothing is compiled.
 
-* ``EVALD_PURE_PYTHON=1 pip install .`` skips compilation (no C compiler needed; about 1.3x slower per span).
+* ``EVALD_PURE_PYTHON=1 pip install .`` skips compilation (no C compiler needed; about 1.2x the CPU per span).
 * A module that fails to compile is skipped with a warning (``optional`` extensions), never a failed install.
 * In an editable install the extensions sit next to their sources and shadow them: after editing a compiled
   module run ``pip install -e .`` again (the test suite refuses to run on stale extensions,

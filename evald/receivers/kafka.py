@@ -48,7 +48,7 @@ from evald.receivers.kafka_config import ENCODINGS, KafkaReceiverConfig, consume
 from evald.receivers.kafka_dlq import PoisonRecords
 from evald.receivers.kafka_lag import ConsumerLag
 from evald.receivers.kafka_offsets import PartitionOffsets
-from evald.receivers.kafka_positions import rewind_beyond_end
+from evald.receivers.kafka_positions import RebalanceListener, rewind_beyond_end
 from evald.telemetry import RateLimitedLog, Telemetry
 
 __all__ = ["KafkaReceiver", "KafkaReceiverConfig", "build_kafka_receivers"]
@@ -94,7 +94,7 @@ class KafkaReceiver:
             aiokafka = importlib.import_module("aiokafka")  # untyped: used as Any
         except ImportError as err:
             raise MissingExtraError("kafka") from err
-        aiokafka.ConsumerRebalanceListener.register(_Listener)  # aiokafka checks isinstance
+        aiokafka.ConsumerRebalanceListener.register(RebalanceListener)  # aiokafka checks isinstance
         self._next = next_consumer
         consumer = aiokafka.AIOKafkaConsumer(**consumer_options(self.config))
         try:
@@ -102,7 +102,7 @@ class KafkaReceiver:
         except BaseException:
             await consumer.stop()
             raise
-        consumer.subscribe(topics=list(self._topics), listener=_Listener(self))
+        consumer.subscribe(topics=list(self._topics), listener=RebalanceListener(self))
         self._consumer = consumer
         self._fetch_task = asyncio.create_task(self._fetch_loop(), name=f"{self.id}:fetch")
         self._commit_task = asyncio.create_task(self._commit_loop(), name=f"{self.id}:commit")
@@ -304,35 +304,18 @@ class KafkaReceiver:
         self._paused = False
         self._metrics.paused.labels(self.id).set(0)
 
-    def on_assigned(self, assigned: Any) -> None:
+    async def on_assigned(self, assigned: Any) -> None:
+        """New partitions; before fetching, committed offsets beyond the log end are reset
+        (evald/receivers/kafka_positions.py), and only then are the partitions reported assigned."""
         self._metrics.rebalances.labels(self.id, "assigned").inc()
         self._revoked = {tp: p for tp, p in self._revoked.items() if p.in_flight}
         for tp in assigned:
             if (old := self._offsets.get(tp)) is not None:
                 old.revoked = True
             self._offsets[tp] = PartitionOffsets()
-
-
-    async def check_positions(self, assigned: Any) -> None:
-        """Before fetching: committed offsets beyond the log end are reset (evald/receivers/kafka_positions.py);
-        only then are the partitions reported assigned."""
         await rewind_beyond_end(self._consumer, assigned, self.config.initial_offset,
                                 max(10.0, self.config.session_timeout), self.id)
         self._lag.assigned(len(self._offsets))
-
-
-class _Listener:
-    """aiokafka's ``ConsumerRebalanceListener`` (registered as a virtual subclass in ``start``)."""
-
-    def __init__(self, receiver: KafkaReceiver) -> None:
-        self._receiver = receiver
-
-    async def on_partitions_revoked(self, revoked: Any) -> None:
-        await self._receiver.on_revoked(revoked)
-
-    async def on_partitions_assigned(self, assigned: Any) -> None:
-        self._receiver.on_assigned(assigned)
-        await self._receiver.check_positions(assigned)
 
 
 def build_kafka_receivers(config: KafkaReceiverConfig, telemetry: Telemetry, component_id: str = "kafka") -> list[Any]:

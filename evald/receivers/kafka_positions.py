@@ -1,4 +1,4 @@
-"""Committed offsets past a partition's end: treat them as out of range, as Kafka does.
+"""The Kafka receiver's rebalance listener, and committed offsets past a partition's end treated as out of range.
 
 A broker that comes back with an empty log (in-memory storage, a re-created topic) restarts the partition's
 offsets at 0, while the group may still hold (or evald may just have committed, on revocation) offsets of the old
@@ -56,3 +56,16 @@ async def rewind_beyond_end(consumer: Any, assigned: Collection[Any], initial_of
         _errors.log(logging.WARNING, f"{component_id}:rewind", "%s: could not compare committed and end offsets "
                     "after a rebalance: %s", component_id, str(err) or type(err).__name__)
     return rewound
+
+
+class RebalanceListener:
+    """aiokafka's ``ConsumerRebalanceListener`` for a ``KafkaReceiver`` (registered as a virtual subclass)."""
+
+    def __init__(self, receiver: Any) -> None:
+        self._receiver = receiver
+
+    async def on_partitions_revoked(self, revoked: Any) -> None:
+        await self._receiver.on_revoked(revoked)
+
+    async def on_partitions_assigned(self, assigned: Any) -> None:
+        await self._receiver.on_assigned(assigned)
