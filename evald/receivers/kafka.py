@@ -313,8 +313,9 @@ class KafkaReceiver:
             if (old := self._offsets.get(tp)) is not None:
                 old.revoked = True
             self._offsets[tp] = PartitionOffsets()
-        await rewind_beyond_end(self._consumer, assigned, self.config.initial_offset,
-                                max(10.0, self.config.session_timeout), self.id)
+        for tp in await rewind_beyond_end(self._consumer, assigned, self.config.initial_offset,
+                                          max(10.0, self.config.session_timeout), self.id):
+            self._revoked.pop(tp, None)  # a new log reuses offsets: the old assignment's in-flight ones are not these
         self._lag.assigned(len(self._offsets))
 
 

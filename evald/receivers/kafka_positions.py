@@ -12,7 +12,7 @@ seeking to it.
 
 Failure semantics: the check is bounded by ``timeout`` seconds (the receiver passes 10 s or its session timeout if
 longer: a broker that just restarted can take seconds to answer); a broker that does not answer leaves the
-positions as the consumer chose them (logged, rate-limited). Returns the number of partitions rewound.
+positions as the consumer chose them (logged, rate-limited). Returns the partitions it rewound.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ _errors = RateLimitedLog(logger)
 
 
 async def rewind_beyond_end(consumer: Any, assigned: Collection[Any], initial_offset: str, timeout: float,
-                            component_id: str) -> int:
+                            component_id: str) -> list[Any]:
     partitions = list(assigned)
+    rewound: list[Any] = []
     if not partitions:
-        return 0
-    rewound = 0
+        return rewound
     try:
         async with asyncio.timeout(timeout):
             ends = await consumer.end_offsets(partitions)
@@ -47,7 +47,7 @@ async def rewind_beyond_end(consumer: Any, assigned: Collection[Any], initial_of
                 # committed, not only sought: the consumer reads the group's committed offset after this callback
                 await consumer.commit({tp: target})
                 consumer.seek(tp, target)
-                rewound += 1
+                rewound.append(tp)
                 logger.warning("%s: committed offset %d of %s-%d is beyond the log end %d (the broker lost its "
                                "log?): reading from the %s", component_id, committed, tp.topic, tp.partition, end,
                                "beginning" if earliest else "end",

@@ -46,7 +46,7 @@ A, B, C = TP("spans", 0), TP("spans", 1), TP("spans", 2)
 @pytest.mark.parametrize(("initial_offset", "target"), [("earliest", 2), ("latest", 5)])
 async def test_only_offsets_beyond_the_end_are_reset_by_initial_offset(initial_offset: str, target: int) -> None:
     consumer = FakeConsumer(committed={A: 9, B: 4, C: None}, beginning={A: 2, B: 0, C: 0}, end={A: 5, B: 7, C: 3})
-    assert await rewind_beyond_end(consumer, [A, B, C], initial_offset, 5.0, "kafka") == 1
+    assert await rewind_beyond_end(consumer, [A, B, C], initial_offset, 5.0, "kafka") == [A]
     assert consumer.sought == {A: target}
     assert await consumer.committed(A) == target  # committed too: the consumer positions itself from it
     assert await consumer.committed(B) == 4 and await consumer.committed(C) is None
@@ -54,10 +54,10 @@ async def test_only_offsets_beyond_the_end_are_reset_by_initial_offset(initial_o
 
 async def test_a_broker_that_does_not_answer_leaves_the_positions_alone(caplog: pytest.LogCaptureFixture) -> None:
     consumer: Any = FakeConsumer(committed={A: 9}, beginning={A: 0}, end={A: 0}, stall=5.0)
-    assert await rewind_beyond_end(consumer, [A], "earliest", 0.05, "kafka") == 0
+    assert await rewind_beyond_end(consumer, [A], "earliest", 0.05, "kafka") == []
     assert consumer.sought == {}
     assert "TimeoutError" in caplog.text
 
 
 async def test_nothing_assigned_asks_nothing() -> None:
-    assert await rewind_beyond_end(object(), [], "earliest", 1.0, "kafka") == 0
+    assert await rewind_beyond_end(object(), [], "earliest", 1.0, "kafka") == []
