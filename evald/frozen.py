@@ -41,24 +41,24 @@ def fast_init(cls: type[T]) -> type[T]:
     params_src: list[str] = []
     body: list[str] = ["_set(self, '__class__', _twin)"]
     for f in fields:
+        name = f.name
+        fallback: str | None = None  # the expression of the field's default, if it has one
         if f.default is not dataclasses.MISSING:
-            scope[f"_default_{f.name}"] = f.default
-            if f.init:
-                params_src.append(f"{f.name}=_default_{f.name}")
-                body.append(f"self.{f.name} = {f.name}")
-            else:
-                body.append(f"self.{f.name} = _default_{f.name}")
+            scope[f"_default_{name}"], fallback = f.default, f"_default_{name}"
         elif f.default_factory is not dataclasses.MISSING:
-            scope[f"_factory_{f.name}"] = f.default_factory
-            if f.init:
-                params_src.append(f"{f.name}=_MISSING")
-                body.append(f"self.{f.name} = _factory_{f.name}() if {f.name} is _MISSING else {f.name}")
-            else:
-                body.append(f"self.{f.name} = _factory_{f.name}()")
-        elif f.init:
-            params_src.append(f.name)
-        if f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            body.append(f"self.{f.name} = {f.name}")
+            scope[f"_factory_{name}"], fallback = f.default_factory, f"_factory_{name}()"
+        if not f.init:
+            if fallback is not None:
+                body.append(f"self.{name} = {fallback}")
+        elif fallback is None:
+            params_src.append(name)
+            body.append(f"self.{name} = {name}")
+        elif f.default is not dataclasses.MISSING:
+            params_src.append(f"{name}={fallback}")
+            body.append(f"self.{name} = {name}")
+        else:  # a factory runs per instance, only when no value is given
+            params_src.append(f"{name}=_MISSING")
+            body.append(f"self.{name} = {fallback} if {name} is _MISSING else {name}")
     body.append("self.__class__ = _cls")
     if hasattr(cls, "__post_init__"):
         body.append("self.__post_init__()")

@@ -31,8 +31,12 @@ _PACKAGE_ROOT: Final = Path(__file__).resolve().parent.parent
 _EXTENSION_SUFFIXES: Final = tuple(importlib.machinery.EXTENSION_SUFFIXES)
 
 
+def _source_of(module: str) -> Path:
+    return _PACKAGE_ROOT / (module.replace(".", "/") + ".py")
+
+
 def _extension_of(module: str) -> Path | None:
-    source = _PACKAGE_ROOT / (module.replace(".", "/") + ".py")
+    source = _source_of(module)
     for suffix in _EXTENSION_SUFFIXES:
         candidate = source.with_suffix(suffix)
         if candidate.exists():
@@ -55,7 +59,7 @@ def stale_modules() -> list[str]:
     stale = []
     for name in COMPILED_MODULES:
         extension = _extension_of(name)
-        source = _PACKAGE_ROOT / (name.replace(".", "/") + ".py")
+        source = _source_of(name)
         if extension is not None and source.exists() and source.stat().st_mtime > extension.stat().st_mtime:
             stale.append(name)
     return stale

@@ -34,6 +34,7 @@ async def rewind_beyond_end(consumer: Any, assigned: Collection[Any], initial_of
     rewound: list[Any] = []
     if not partitions:
         return rewound
+    earliest = initial_offset == "earliest"
     try:
         async with asyncio.timeout(timeout):
             ends = await consumer.end_offsets(partitions)
@@ -42,7 +43,6 @@ async def rewind_beyond_end(consumer: Any, assigned: Collection[Any], initial_of
                 end = ends.get(tp)
                 if committed is None or end is None or committed <= end:
                     continue
-                earliest = initial_offset == "earliest"
                 target = (await consumer.beginning_offsets([tp])).get(tp, 0) if earliest else end
                 # committed, not only sought: the consumer reads the group's committed offset after this callback
                 await consumer.commit({tp: target})

@@ -59,3 +59,30 @@ async def test_each_outcome_lands_in_its_place_and_skips_are_counted_by_reason()
     assert sample("evald_metric_skips_total", {"metric": "breaker", "reason": "circuit_open"}) == 1.0
     assert sample("evald_metric_skips_total", {"metric": "na", "reason": "not_applicable"}) == 1.0
     assert sample("evald_metric_errors_total", {"metric": "down", "reason": "exception"}) == 1.0
+
+
+class _BadResult(_Fixed):
+    def measure(self, case: EvalCase) -> Score | None:
+        return 0.5  # type: ignore[return-value]  # a metric bug: not a Score
+
+
+@pytest.mark.asyncio
+async def test_synchronous_metrics_are_scored_inline_with_the_same_outcomes() -> None:
+    tm = Telemetry()
+    scorer = CaseScorer(tm, metric_timeout=5.0)
+    plan = scorer.plan([
+        _binding(_Fixed("scored", "score")), _binding(_Fixed("na", "none")), _binding(_Fixed("budget", "skip")),
+        _binding(_Fixed("down", "unavailable")), _binding(_BadResult("bad", "score")),
+    ])
+    assert plan.inline and not scorer.plan([_binding(_AsyncSkip("breaker", "score"))]).inline
+    result = await scorer.score(EvalCase(trace_id="t" * 32, input="q", output="a"), plan)
+    assert [(s.name, s.value) for s in result.scores] == [("scored", 0.75)]
+    assert result.skipped == (("na", "not_applicable"), ("budget", "budget_exhausted"))
+    assert [name for name, _ in result.errors] == ["down", "bad"]
+    assert "timeout" in result.errors[0][1] and "not Score or None" in result.errors[1][1]
+    assert result.metric_dimensions == {name: "correctness" for name in ("scored", "na", "budget", "down", "bad")}
+    sample = tm.registry.get_sample_value
+    assert sample("evald_metric_skips_total", {"metric": "budget", "reason": "budget_exhausted"}) == 1.0
+    assert sample("evald_metric_errors_total", {"metric": "down", "reason": "exception"}) == 1.0
+    assert sample("evald_metric_errors_total", {"metric": "bad", "reason": "bad_result"}) == 1.0
+    assert sample("evald_metric_duration_seconds_count", {"metric": "scored"}) == 1.0
