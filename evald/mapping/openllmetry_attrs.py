@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from operator import methodcaller
 from typing import Any, Final
 
 from evald import semconv as sc
@@ -37,8 +36,10 @@ KIND_WORKFLOW, KIND_TASK, KIND_AGENT, KIND_TOOL = "workflow", "task", "agent", "
 # keys only OpenLLMetry writes: the Traceloop SDK, the pre-0.54 ``llm.*`` names and their 0.54+ ``gen_ai.*`` renames
 _MARKER_KEYS: Final = frozenset({sc.LLM_REQUEST_TYPE, "llm.is_streaming", "llm.usage.total_tokens", "llm.headers",
                                  "gen_ai.is_streaming", "gen_ai.headers"})
-_MARKER_PREFIXES: Final = ("traceloop.", "gen_ai.prompt.0.", "gen_ai.completion.0.")
-_HAS_MARKER_PREFIX: Final = methodcaller("startswith", _MARKER_PREFIXES)
+_TRACELOOP: Final = "traceloop."
+_PROMPT_0: Final = "gen_ai.prompt.0."
+_COMPLETION_0: Final = "gen_ai.completion.0."
+_MARKER_INITIALS: Final = "tg"  # the first characters of the three prefixes above
 _NO_EVENTS: frozenset[str] = frozenset()
 _ROLE_FIELDS: Final = frozenset({"user", "system", "assistant"})
 # the first releases (semconv-ai < 0.1) used llm.* names for what later became gen_ai.*
@@ -53,15 +54,24 @@ _FINISH_REASONS: Final = {"tool_calls": "tool_call", "function_call": "tool_call
 
 
 def is_openllmetry_span(span: SpanRecord) -> bool:
-    """True when the span carries an attribute only OpenLLMetry writes (cheap: one pass over the keys)."""
+    """True when the span carries an attribute only OpenLLMetry writes (cheap: one pass over the keys, which runs
+    on every span the router sees)."""
     attrs = span.attributes
     if not _MARKER_KEYS.isdisjoint(attrs):
         return True
-    try:  # every key of a converted span is a str: one C-level pass (this runs on every span the router sees)
-        return any(map(_HAS_MARKER_PREFIX, attrs))
-    except (AttributeError, TypeError):  # a key that is not a str: the careful pass
-        keys: Iterable[object] = attrs  # typed as objects, so compiled code does not check them for str
-        return any(isinstance(key, str) and key.startswith(_MARKER_PREFIXES) for key in keys)
+    try:
+        return _has_marker_prefix(attrs)
+    except TypeError:  # a key that is not a str (compiled code checks each one): the careful pass
+        keys: Iterable[object] = attrs
+        return any(isinstance(key, str) and _has_marker_prefix((key,)) for key in keys)
+
+
+def _has_marker_prefix(keys: Iterable[str]) -> bool:
+    for key in keys:  # the first-character test skips most keys without a call
+        if key[:1] in _MARKER_INITIALS and (
+                key.startswith(_TRACELOOP) or key.startswith(_PROMPT_0) or key.startswith(_COMPLETION_0)):
+            return True
+    return False
 
 
 def span_kind(span: SpanRecord) -> str | None:

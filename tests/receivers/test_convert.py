@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
+import evald.receivers.convert as convert_module
 from evald.model import STATUS_ERROR
 from evald.receivers.convert import INVALID_ID, NO_TRACE_ID, any_value, convert_logs, convert_traces, count_spans
 from tests.receivers.support import SPAN_ID, TRACE_ID, logs_request, trace_request, value
@@ -57,6 +58,39 @@ def test_span_fields_resource_and_scope_are_flattened() -> None:
     assert first.status_code == STATUS_ERROR and first.status_message == "boom"
     assert first.resource == {"service.name": "svc"} and first.service_name == "svc"
     assert (first.scope_name, first.scope_version) == ("test.scope", "1.2.3")
+
+
+def test_attribute_values_of_every_type_side_by_side() -> None:
+    """The string fast path (a non-empty ``string_value`` read directly) next to every other kind and the empty
+    string, in one attribute list."""
+    attrs = {"s": "text", "empty": "", "i": 0, "neg": -7, "b": False, "d": 0.0, "raw": b"", "arr": ["x", 1],
+             "kv": {"k": ""}, "unset": None}
+    (span,) = convert_traces(trace_request(attributes=attrs)).records
+    assert span.attributes == attrs
+    assert [type(v) for v in span.attributes.values()] == [type(v) for v in attrs.values()]
+
+
+def test_a_resource_is_converted_once_and_shared_across_requests(monkeypatch: Any) -> None:
+    monkeypatch.setattr(convert_module, "_resources", {})
+    first = convert_traces(trace_request(2)).records
+    again = convert_traces(trace_request(1)).records
+    assert first[0].resource is first[1].resource is again[0].resource == {"service.name": "svc"}
+    other = trace_request(1)
+    other.resource_spans[0].resource.attributes[0].value.string_value = "other"
+    (changed,) = convert_traces(other).records
+    assert changed.resource == {"service.name": "other"} and first[0].resource == {"service.name": "svc"}
+    logs = convert_logs(logs_request(1)).records
+    assert logs[0].resource is first[0].resource
+
+
+def test_the_resource_memo_is_bounded(monkeypatch: Any) -> None:
+    monkeypatch.setattr(convert_module, "_resources", {})
+    for i in range(convert_module.MAX_CACHED_RESOURCES + 10):
+        request = trace_request(1)
+        request.resource_spans[0].resource.attributes[0].value.string_value = f"svc-{i}"
+        (span,) = convert_traces(request).records
+        assert span.service_name == f"svc-{i}"
+    assert 0 < len(convert_module._resources) <= convert_module.MAX_CACHED_RESOURCES
 
 
 def test_all_zero_parent_means_root() -> None:
