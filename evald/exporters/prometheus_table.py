@@ -67,6 +67,19 @@ class Window:
         return sum(b[1] for b in self.buckets), sum(b[2] for b in self.buckets)
 
 
+class Series:
+    """What one label set holds; the histogram and windows exist once it has seen a score."""
+
+    __slots__ = ("key", "counts", "hist", "window", "baseline")
+
+    def __init__(self, key: Key) -> None:
+        self.key = key  # the label set it is reported under (an overflow key for the label sets folded into it)
+        self.counts = [0, 0, 0, 0]  # per OUTCOMES
+        self.hist: Histogram | None = None
+        self.window: Window | None = None
+        self.baseline: Window | None = None
+
+
 class ScoreTable:
     """The bounded table the exporter writes and the collector snapshots (thread-safe)."""
 
@@ -77,7 +90,9 @@ class ScoreTable:
         self.window_buckets = min(MAX_WINDOW_BUCKETS, max(6, math.ceil(cfg.pass_rate_window / 10.0)))
         self.bucket_seconds = cfg.pass_rate_window / self.window_buckets
         self.lock = threading.Lock()
-        self.admitted: set[Key] = set()
+        #: one lookup per evaluation; the four views below share its objects (the collector and tests read them)
+        self.series: dict[Key, Series] = {}
+        self.admitted = 0  # label sets admitted under max_series (overflow sets not counted)
         self.outcomes: dict[Key, list[int]] = {}
         self.histograms: dict[Key, Histogram] = {}
         self.windows: dict[Key, Window] = {}
@@ -86,6 +101,7 @@ class ScoreTable:
         self.baseline_buckets = MAX_WINDOW_BUCKETS
         self.baseline_seconds = max(cfg.baseline_window, cfg.pass_rate_window) / self.baseline_buckets
         self.baselines: dict[Key, Window] = {}
+        self.with_baseline = cfg.baseline_window > 0
 
     def _index(self) -> int:
         return math.floor(self.clock() / self.bucket_seconds)
@@ -95,14 +111,23 @@ class ScoreTable:
         now = self.clock()
         return math.floor(now / self.bucket_seconds), math.floor(now / self.baseline_seconds)
 
-    def _admit(self, key: Key) -> Key:
-        if key in self.admitted:
-            return key
-        if len(self.admitted) < self.cfg.max_series:
-            self.admitted.add(key)
-            return key
-        self.overflowed += 1
-        return (key[0], key[1], key[2], OVERFLOW, OVERFLOW)
+    def _series(self, key: Key) -> Series:
+        """The series of ``key``, created on first use; past ``max_series`` new label sets share an overflow series
+        per (metric, dimension, scope)."""
+        series = self.series.get(key)
+        if series is not None:
+            return series
+        if self.admitted < self.cfg.max_series:
+            self.admitted += 1
+        else:
+            self.overflowed += 1
+            key = (key[0], key[1], key[2], OVERFLOW, OVERFLOW)
+            series = self.series.get(key)
+            if series is not None:
+                return series
+        series = self.series[key] = Series(key)
+        self.outcomes[key] = series.counts
+        return series
 
     def record(self, key: Key, outcome: int, value: float | None = None, indices: tuple[int, int] | None = None,
                exemplar: Exemplar | None = None) -> None:
@@ -110,16 +135,13 @@ class ScoreTable:
 
         ``indices`` are the current window buckets (:meth:`indices`); callers recording a batch compute them once.
         """
-        key = self._admit(key)
-        counts = self.outcomes.get(key)
-        if counts is None:
-            counts = self.outcomes[key] = [0, 0, 0, 0]
-        counts[outcome] += 1
+        series = self.series.get(key) or self._series(key)
+        series.counts[outcome] += 1
         if value is None:
             return
-        hist = self.histograms.get(key)
+        hist = series.hist
         if hist is None:
-            hist = self.histograms[key] = Histogram([0] * (len(self.bounds) + 1))
+            hist = series.hist = self.histograms[series.key] = Histogram([0] * (len(self.bounds) + 1))
         bucket = bisect.bisect_left(self.bounds, value)
         hist.counts[bucket] += 1
         hist.total += value
@@ -128,14 +150,14 @@ class ScoreTable:
                 hist.exemplars = [None] * len(hist.counts)
             hist.exemplars[bucket] = exemplar
         index, long_index = self.indices() if indices is None else indices
-        window = self.windows.get(key)
+        window = series.window
         if window is None:
-            window = self.windows[key] = Window()
+            window = series.window = self.windows[series.key] = Window()
         window.slide(index, self.window_buckets, outcome == PASS)
-        if self.cfg.baseline_window > 0:
-            baseline = self.baselines.get(key)
+        if self.with_baseline:
+            baseline = series.baseline
             if baseline is None:
-                baseline = self.baselines[key] = Window()
+                baseline = series.baseline = self.baselines[series.key] = Window()
             baseline.slide(long_index, self.baseline_buckets, outcome == PASS)
 
     def record_batch(self, batch: Sequence[ScoredCase], now: float) -> None:
@@ -168,6 +190,7 @@ class ScoreTable:
             passes, fails = baseline.totals()
             if passes + fails == 0:
                 del self.baselines[key]
+                self.series[key].baseline = None
                 continue
             rate = passes / (passes + fails)
             recent_passes, recent_fails = short.get(key, (0, 0))
@@ -187,6 +210,7 @@ class ScoreTable:
             passes, fails = window.totals()
             if passes + fails == 0:
                 del self.windows[key]
+                self.series[key].window = None
                 continue
             out.append((key, passes / (passes + fails)))
         return out

@@ -245,6 +245,9 @@ async def test_online_baseline_flags_a_regression_against_the_long_window() -> N
     clock.now += 2 * 3600  # both windows empty: no stale series
     assert sample(telemetry, "evald_pass_rate_baseline", metric="m") is None
     assert sample(telemetry, "evald_pass_rate_regression", metric="m") is None
+    await exporter.export([scored(score("m", 0.0))])  # a new evaluation brings the label set back
+    assert sample(telemetry, "evald_pass_rate_baseline", metric="m") == 0.0
+    assert sample(telemetry, "evald_pass_rate", metric="m") == 0.0
 
 
 async def test_too_few_evaluations_never_flag_a_regression() -> None:
