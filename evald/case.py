@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from evald.frozen import fast_init
 
@@ -105,6 +105,8 @@ class EvalCase:
 
 
 _EPSILON = 1e-6
+#: ``EvalCase.metadata`` key of the evaluated span's end time (ns): mappers set it, exporters stamp scores with it
+SPAN_END_METADATA: Final = "span_end_unix_nano"
 
 
 @fast_init

@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from evald.case import EvalCase, Score
+from evald.case import SPAN_END_METADATA, EvalCase, Score
 from evald.exporters.routing import MetricInfo
 from evald.model import ScoredCase
 
@@ -89,7 +89,7 @@ def score_body(
 
 def _event_time(scored: ScoredCase) -> str | None:
     """The evaluated span's end time (stable across re-deliveries, so Langfuse upserts the same score)."""
-    end = scored.case.metadata.get("span_end_unix_nano")
+    end = scored.case.metadata.get(SPAN_END_METADATA)
     if not isinstance(end, int) or end <= 0:
         return None
     return datetime.fromtimestamp(end / 1e9, UTC).isoformat(timespec="milliseconds")

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from evald.case import Message, ToolCall
+from evald.case import SPAN_END_METADATA, Message, ToolCall
 from evald.mapping.messages import CallContent, is_system_role, text_of
 from evald.mapping.values import as_text, parse_json_container
 from evald.model import SpanRecord
@@ -40,6 +40,13 @@ def sum_known(values: Iterable[_N | None]) -> _N | None:
     """The sum of the known values; ``None`` (unknown, not 0) when none is known."""
     known = [v for v in values if v is not None]
     return sum(known) if known else None
+
+
+def span_end(span: SpanRecord) -> dict[str, int]:
+    """The case metadata naming the evaluated span's end time (``span_end_unix_nano``; exporters stamp scores with it,
+    so a re-delivered evaluation upserts), empty when the span has no end time."""
+    end = span.end_time_unix_nano
+    return {SPAN_END_METADATA: end} if end > 0 else {}
 
 
 def present(**values: str | None) -> dict[str, str]:

@@ -27,6 +27,7 @@ from evald.mapping.case_parts import (
     lineage,
     not_evaluable_reason,
     present,
+    span_end,
     sum_known,
     tool_result,
 )
@@ -106,7 +107,7 @@ class GenAISemconvMapper:
         attrs = call.attrs
         tin, tout = call.tokens
         reasons = str_list(attrs.get(sc.RESPONSE_FINISH_REASONS)) or list(call.content.finish_reasons)
-        meta: dict[str, Any] = {"convention": self.name, "operation": call.operation, **present(
+        meta: dict[str, Any] = {"convention": self.name, "operation": call.operation, **span_end(call.span), **present(
             response_id=as_str(attrs.get(sc.RESPONSE_ID)), agent_name=agent,
             conversation_id=as_str(attrs.get(sc.CONVERSATION_ID)))}
         if reasons:
@@ -153,7 +154,7 @@ class GenAISemconvMapper:
             (c.content.system for c in calls if c.content.system), None)
         names = [(as_str(a.attributes.get(sc.AGENT_NAME)), as_str(a.attributes.get(sc.WORKFLOW_NAME)))
                  for a, _ in agents]
-        meta: dict[str, Any] = {"convention": self.name, "llm_call_count": len(calls), **present(
+        meta: dict[str, Any] = {"convention": self.name, "llm_call_count": len(calls), **span_end(anchor), **present(
             agent_name=next((a for a, _ in names if a), None), workflow_name=next((w for _, w in names if w), None),
             conversation_id=as_str(last.attrs.get(sc.CONVERSATION_ID)) or next(
                 (c for a, _ in agents if (c := as_str(a.attributes.get(sc.CONVERSATION_ID)))), None))}

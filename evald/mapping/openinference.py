@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Final
 from evald.case import EvalCase, ToolCall
 from evald.interfaces import MappingResult, NotEvaluable
 from evald.mapping import openinference_fields as oi
-from evald.mapping.case_parts import extent_ms, lineage, not_evaluable_reason, sum_known
+from evald.mapping.case_parts import extent_ms, lineage, not_evaluable_reason, span_end, sum_known
 from evald.mapping.genai_semconv import GenAISemconvMapper
 from evald.mapping.openinference_calls import LLMCall, read_call, scalar_parameters
 from evald.mapping.openinference_payloads import answer_text, payload, user_text
@@ -90,7 +90,8 @@ class OpenInferenceMapper:
     def _llm_case(self, trace: AssembledTrace, call: LLMCall, tools: Mapping[str, ToolCall], tree: _Tree
                   ) -> EvalCase:
         lineage = tree.lineage(call.span)
-        meta: dict[str, Any] = {"convention": self.name, "span_kind": oi.LLM, **_context(lineage[:1], lineage)}
+        meta: dict[str, Any] = {"convention": self.name, "span_kind": oi.LLM, **span_end(call.span),
+                                **_context(lineage[:1], lineage)}
         for key, value in (("response_id", call.response_id), ("finish_reasons", list(call.finish_reasons)),
                            ("invocation_parameters", scalar_parameters(call.span.attributes))):
             if value:
@@ -123,7 +124,7 @@ class OpenInferenceMapper:
         prompt = sum_known(c.prompt_tokens for c in calls)
         completion = sum_known(c.completion_tokens for c in calls)
         total = sum_known(c.token_count for c in calls)
-        meta: dict[str, Any] = {"convention": self.name, "llm_call_count": len(calls),
+        meta: dict[str, Any] = {"convention": self.name, "llm_call_count": len(calls), **span_end(anchor),
                                 **_context([*frames, anchor], spans)}
         if agent := next((a for s in spans if (a := as_str(s.attributes.get(oi.AGENT_NAME)))), None) or next(
                 (s.name for s in frames if tree.kind(s) == oi.AGENT and s.name), None):

@@ -24,7 +24,15 @@ from evald import semconv as sc
 from evald.case import EvalCase
 from evald.interfaces import MappingResult, NotEvaluable
 from evald.mapping import openllmetry_attrs as ol
-from evald.mapping.case_parts import ToolLedger, extent_ms, lineage, not_evaluable_reason, present, sum_known
+from evald.mapping.case_parts import (
+    ToolLedger,
+    extent_ms,
+    lineage,
+    not_evaluable_reason,
+    present,
+    span_end,
+    sum_known,
+)
 from evald.mapping.messages import call_content, text_of
 from evald.mapping.openllmetry_calls import LLMCall, build_calls, embedding_queries
 from evald.mapping.openllmetry_entities import answer_of, question_of
@@ -92,7 +100,7 @@ class OpenLLMetryMapper:
         attrs = call.attrs
         tin, tout, total = call.tokens
         chain = lineage(call.span, by_id)
-        meta: dict[str, Any] = {"convention": self.name, "operation": call.operation, **present(
+        meta: dict[str, Any] = {"convention": self.name, "operation": call.operation, **span_end(call.span), **present(
             response_id=as_str(attrs.get(sc.RESPONSE_ID)), agent_name=_agent_name(chain),
             workflow_name=next((w for s in chain if (w := as_str(s.attributes.get(ol.WORKFLOW_NAME)))), None),
             conversation_id=as_str(attrs.get(sc.CONVERSATION_ID)), prompt_key=as_str(attrs.get(ol.PROMPT_KEY)),
@@ -134,7 +142,7 @@ class OpenLLMetryMapper:
         for span in (*entities, *spans):
             for key, value in ol.association_properties(span.attributes).items():
                 assoc.setdefault(key, value)
-        meta: dict[str, Any] = {"convention": self.name, "llm_call_count": len(calls), **present(
+        meta: dict[str, Any] = {"convention": self.name, "llm_call_count": len(calls), **span_end(anchor), **present(
             workflow_name=_workflow_name(entities, spans), agent_name=_agent_name(entities),
             conversation_id=as_str(last.attrs.get(sc.CONVERSATION_ID)), error_type=error,
             session_id=next((as_str(assoc[k]) for k in _SESSION_KEYS if k in assoc), None),

@@ -23,7 +23,7 @@ from operator import attrgetter
 from pydantic import Field
 
 from evald.assembly.window import Completion
-from evald.case import EvalCase
+from evald.case import SPAN_END_METADATA, EvalCase
 from evald.config.base import ComponentConfig, Duration
 from evald.interfaces import Exporter
 from evald.mapping.router import MapperRouter
@@ -59,15 +59,15 @@ class _Work:
     completion: Completion
 
 
-def _case_facts(case: EvalCase, ends: dict[str, int], trace: AssembledTrace) -> dict[str, int]:
+def _case_facts(case: EvalCase, trace: AssembledTrace) -> dict[str, int]:
     """Facts exporters need that only the trace knows: the evaluated span's end time (a stable event time, so a
-    re-delivered evaluation upserts with the same timestamp) and the revision of a re-evaluated trace.
-    ``ends`` maps span id to end time, built once per trace."""
+    re-delivered evaluation upserts with the same timestamp; the built-in mappers set it themselves, so the case is
+    copied only for other mappers and for re-evaluated traces) and the revision of a re-evaluated trace."""
     facts: dict[str, int] = {}
-    if case.span_id and "span_end_unix_nano" not in case.metadata:
-        end = ends.get(case.span_id, 0)
+    if case.span_id and SPAN_END_METADATA not in case.metadata:
+        end = next((s.end_time_unix_nano for s in trace.spans if s.span_id == case.span_id), 0)
         if end > 0:
-            facts["span_end_unix_nano"] = end
+            facts[SPAN_END_METADATA] = end
     if trace.revision > 1:  # late spans re-evaluated the trace: these scores supersede the earlier ones
         facts["revision"] = trace.revision
     return facts
@@ -144,7 +144,6 @@ class EvaluationPipeline:
                     self._sampled_out_counters.get(case.scope).inc()
                 return
             annotated = self._references.annotated_spans(trace)  # per trace, not per case
-            ends = {s.span_id: s.end_time_unix_nano for s in trace.spans}
             for case in result.cases:
                 self._case_counters.get(case.scope).inc()
                 # bindings depend on scope and service/model/provider only, which enrichment does not change
@@ -152,7 +151,7 @@ class EvaluationPipeline:
                 if plan is None and (self._conversations is None or case.scope != "trace"):
                     continue  # nothing to score, and not a conversation turn (only trace cases are)
                 case = self._references.resolve(case, trace, annotated)
-                extra = _case_facts(case, ends, trace)
+                extra = _case_facts(case, trace)
                 if extra:
                     case = _with_facts(case, extra)
                 if self._conversations is not None:

@@ -13,7 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from corpus_loader import FileReport, manifest_files, map_file
+from corpus_loader import FileReport, load_traces, manifest_files, map_file
+
+from evald.case import SPAN_END_METADATA
 
 ENTRIES = manifest_files()
 CONVENTION = {
@@ -64,3 +66,13 @@ def test_no_tool_call_of_the_corpus_failed(report: FileReport) -> None:
 def test_input_is_the_question_or_at_worst_the_prompt_the_app_sent(report: FileReport) -> None:
     check = report.checks.get("input")
     assert check is None or check.ok is True, (check.expected, check.actual)
+
+
+def test_every_case_names_the_end_time_of_its_own_span(report: FileReport) -> None:
+    """Exporters stamp scores with ``span_end_unix_nano``; every built-in mapper sets it, so the pipeline does not
+    copy the case to add it."""
+    ends = {s.span_id: s.end_time_unix_nano for t in load_traces(report.entry["file"]) for s in t.spans}
+    cases = [c for r in report.results for c in r.cases]
+    assert cases or report.trace_case is None  # files without cases (embeddings only) have nothing to check
+    for case in cases:
+        assert case.span_id is not None and case.metadata[SPAN_END_METADATA] == ends[case.span_id] > 0

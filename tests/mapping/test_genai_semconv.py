@@ -55,7 +55,7 @@ def test_single_chat_span() -> None:
     assert (call.model, call.request_model, call.provider) == ("gpt-4o-mini-2024-07-18", "gpt-4o-mini", "openai")
     assert call.system_prompt == "Be brief." and call.messages[0].role == "system" and len(call.messages) == 3
     assert call.metadata == {"convention": "genai_semconv", "operation": "chat", "response_id": "chatcmpl-1",
-                             "finish_reasons": ["stop"]}
+                             "finish_reasons": ["stop"], "span_end_unix_nano": 1_700_000_000_010_000_000}
     assert call.service_name == "test-service" and call.trace_id == TRACE
     assert (whole.input, whole.output, whole.span_id, whole.error) == (call.input, call.output, s.span_id, False)
     assert whole.metadata["llm_call_count"] == 1

@@ -159,7 +159,8 @@ def test_single_llm_span_fields() -> None:
     assert call.tags == ("prod", "eu") and call.latency_ms == 10.0 and call.span_id == "a1" * 8
     assert call.metadata == {"convention": "openinference", "span_kind": "LLM", "finish_reasons": ["stop"],
                              "session_id": "sess-1", "user_id": "u-1", "metadata": {"team": "search"},
-                             "invocation_parameters": {"model": "gpt-4o-mini", "temperature": 0}}
+                             "invocation_parameters": {"model": "gpt-4o-mini", "temperature": 0},
+                             "span_end_unix_nano": s.end_time_unix_nano}
     assert whole is not None
     assert (whole.input, whole.output, whole.token_count, whole.span_id) == (Q, A, 13, s.span_id)
     assert whole.metadata["session_id"] == "sess-1" and whole.tags == ("prod", "eu")

@@ -112,7 +112,8 @@ def test_sdk_rag_workflow() -> None:
     assert (case.span_id, case.latency_ms, case.system_prompt) == ("00000000000000a1", 100.0, "Use the context.")
     assert case.metadata == {"convention": "openllmetry", "llm_call_count": 1, "workflow_name": "ask",
                              "session_id": "s-1", "user_id": "u-9",
-                             "association_properties": {"session_id": "s-1", "user_id": "u-9"}}
+                             "association_properties": {"session_id": "s-1", "user_id": "u-9"},
+                             "span_end_unix_nano": root.end_time_unix_nano}
     (call,) = cases(result, "llm_call")
     assert (call.input, call.output, call.span_id) == (prompt, "Annual plans can be refunded within 30 days.",
                                                        "00000000000000a5")
