@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Any, Final, Literal
 
-from evald.frozen import fast_init
+from evald.frozen import constructor, fast_init
 
 CaseScope = Literal["llm_call", "trace", "conversation"]
 
@@ -162,3 +162,12 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+#: the records' constructors as plain functions (``evald.frozen.constructor``: the same instances, built without
+#: ``type.__call__``'s overhead), for the hot paths that build them by the thousand
+new_message = constructor(Message)
+new_tool_call = constructor(ToolCall)
+new_document = constructor(Document)
+new_eval_case = constructor(EvalCase)
+new_score = constructor(Score)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evald.case import EvalCase, Score
-from evald.frozen import fast_init
+from evald.frozen import constructor, fast_init
 
 Attributes = Mapping[str, Any]
 
@@ -190,3 +190,10 @@ class ScoredCase:
             "skipped": [{"name": n, "reason": r} for n, r in self.skipped],
             "errors": [{"name": n, "reason": r} for n, r in self.errors],
         }
+
+
+#: the records' constructors as plain functions (``evald.frozen.constructor``), for the hot paths
+new_span_event = constructor(SpanEvent)
+new_span_record = constructor(SpanRecord)
+new_assembled_trace = constructor(AssembledTrace)
+new_scored_case = constructor(ScoredCase)

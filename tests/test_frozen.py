@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from evald.case import Dimension, Document, EvalCase, Message, Score, ToolCall
-from evald.frozen import fast_init
+from evald.case import Dimension, Document, EvalCase, Message, Score, ToolCall, new_eval_case, new_message, new_score
+from evald.frozen import constructor, fast_init
 from evald.mapping.messages import CallContent
-from evald.model import AssembledTrace, LogRecord, ScoredCase, SpanEvent, SpanRecord
+from evald.model import AssembledTrace, LogRecord, ScoredCase, SpanEvent, SpanRecord, new_span_record
 
 
 def _declared() -> type[Any]:
@@ -98,3 +98,39 @@ def test_refuses_what_it_cannot_reproduce() -> None:
         @dataclass(frozen=True, slots=True, kw_only=True)
         class _KwOnly:
             a: int
+
+
+@pytest.mark.parametrize("args, kwargs", [(("a",), {}), (("a", 5), {}), ((), {"name": "b", "tags": ["x"]}),
+                                          (("c",), {"count": 0, "tags": []})])
+def test_the_constructor_builds_what_the_class_call_builds(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    new = constructor(_Fast)
+    built, called = new(*args, **kwargs), _Fast(*args, **kwargs)
+    assert type(built) is _Fast and built == called and built.late == called.late  # __post_init__ ran
+    assert dataclasses.astuple(built) == dataclasses.astuple(_Reference(*args, **kwargs))
+    assert new("a").tags is not new("a").tags  # default_factory per instance
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.name = "x"
+    assert copy.deepcopy(built) == built and pickle.loads(pickle.dumps(new_score("m", 0.5, 0.5))).passed
+
+
+@pytest.mark.parametrize("call", [lambda new: new(), lambda new: new("a", 1, [], 2), lambda new: new("a", derived=1),
+                                  lambda new: new("a", bogus=1), lambda new: new("a", name="b")])
+def test_the_constructor_refuses_wrong_arguments_like_the_class(call: Any) -> None:
+    with pytest.raises(TypeError):
+        call(constructor(_Fast))
+
+
+def test_the_hot_records_constructors_match_their_classes() -> None:
+    assert new_score("m", 1.2 - 0.2, 0.5) == Score("m", 1.0, 0.5) and new_score("m", 0.4, 0.5).passed is False
+    with pytest.raises(ValueError, match="outside"):
+        new_score("m", 1.5, 0.5)
+    assert new_message(role="user", content="hi") == Message("user", "hi")
+    assert new_eval_case(input="q", output="a").metadata == {} and new_eval_case().metadata is not EvalCase().metadata
+    span = dict(trace_id="t", span_id="s", parent_span_id=None, name="n", kind=1, start_time_unix_nano=1,
+                end_time_unix_nano=2, attributes={"k": "v"})
+    assert new_span_record(**span) == SpanRecord(**span) and new_span_record(**span).resource == {}
+
+
+def test_constructor_refuses_a_class_fast_init_did_not_build() -> None:
+    with pytest.raises(TypeError, match="not a fast_init class"):
+        constructor(_Reference)

@@ -32,13 +32,15 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Literal
 
 from pydantic import Field, model_validator
 
+from evald.assembly.completion import Completion
 from evald.config.base import ComponentConfig, Duration
 from evald.errors import QueueFullError
-from evald.model import AssembledTrace, ConsumeResult, Delivery, LogRecord, SignalBatch, SpanRecord
+from evald.model import AssembledTrace, ConsumeResult, Delivery, LogRecord, SignalBatch, SpanRecord, new_assembled_trace
 from evald.telemetry import LabelCache, Telemetry
 
 
@@ -67,28 +69,8 @@ class AssemblyConfig(ComponentConfig):
         return self
 
 
-class Completion:
-    """Releases the deliveries a released (or dropped) trace held once every case derived from it is done."""
-
-    __slots__ = ("_deliveries", "_pending", "_closed")
-
-    def __init__(self, deliveries: list[Delivery]) -> None:
-        self._deliveries = deliveries
-        self._pending = 1
-        self._closed = False
-
-    def hold(self, n: int = 1) -> None:
-        self._pending += n
-
-    def release(self) -> None:
-        self._pending -= 1
-        if self._pending <= 0 and not self._closed:
-            self._closed = True
-            for delivery in self._deliveries:
-                delivery.release()
-
-
 TraceSink = Callable[[AssembledTrace, Completion], Awaitable[None]]
+_START_ORDER = attrgetter("start_time_unix_nano", "span_id")  # released spans: by start time, then id
 
 
 @dataclass
@@ -162,7 +144,7 @@ class TraceWindow:
                 )
                 continue
             entry.spans[span.span_id] = span
-            if span.is_root:
+            if not span.parent_span_id:  # SpanRecord.is_root, without a property call per span
                 entry.has_root = True
         rejected_logs = 0
         for rec in batch.logs:
@@ -224,15 +206,15 @@ class TraceWindow:
 
     # -- release ------------------------------------------------------------------------------------------------
 
-    def _pop(self, trace_id: str, trigger: str) -> tuple[AssembledTrace, Completion]:
+    def _pop(self, trace_id: str) -> tuple[AssembledTrace, Completion]:
+        """Remove a held trace and build what is released (callers count releases in bulk)."""
         entry = self._pending.pop(trace_id)
         if self._cfg.released_memory:
             self._released[trace_id] = None
             while len(self._released) > self._cfg.released_memory:
                 self._released.popitem(last=False)
-        self._released_counters.get(trigger).inc()
-        spans = tuple(sorted(entry.spans.values(), key=lambda s: (s.start_time_unix_nano, s.span_id)))
-        trace = AssembledTrace(
+        spans = tuple(sorted(entry.spans.values(), key=_START_ORDER))
+        trace = new_assembled_trace(
             trace_id=trace_id,
             spans=spans,
             logs=tuple(entry.logs),
@@ -258,27 +240,36 @@ class TraceWindow:
         return ready
 
     async def release_due(self, sink: TraceSink) -> int:
-        released = 0
-        for trace_id in self.due():
-            entry = self._pending.get(trace_id)
-            if entry is None:
-                continue
-            settled = entry.has_root and entry.deadline < entry.first_seen + self._cfg.decision_wait
-            trigger = "root_settled" if settled else "decision_wait"
-            trace, completion = self._pop(trace_id, trigger)
-            await sink(trace, completion)
-            released += 1
-        return released
+        released = {"root_settled": 0, "decision_wait": 0}  # counted once per call, not per trace
+        try:
+            for trace_id in self.due():
+                entry = self._pending.get(trace_id)
+                if entry is None:
+                    continue
+                settled = entry.has_root and entry.deadline < entry.first_seen + self._cfg.decision_wait
+                trigger = "root_settled" if settled else "decision_wait"
+                trace, completion = self._pop(trace_id)
+                released[trigger] += 1
+                await sink(trace, completion)
+        finally:
+            for trigger, n in released.items():
+                if n:
+                    self._released_counters.get(trigger).inc(n)
+        return sum(released.values())
 
     async def flush(self, sink: TraceSink) -> int:
         """Release every held trace now (replay end, shutdown)."""
         count = 0
-        for trace_id in list(self._pending):
-            if trace_id in self._pending:
-                trace, completion = self._pop(trace_id, "flush")
-                await sink(trace, completion)
-                count += 1
-        self._heap.clear()
+        try:
+            for trace_id in list(self._pending):
+                if trace_id in self._pending:
+                    trace, completion = self._pop(trace_id)
+                    count += 1
+                    await sink(trace, completion)
+        finally:
+            self._heap.clear()
+            if count:
+                self._released_counters.get("flush").inc(count)
         return count
 
     def drop_all(self, reason: str) -> int:

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from evald.case import SPAN_END_METADATA, Message, ToolCall
+from evald.case import SPAN_END_METADATA, Message, ToolCall, new_message, new_tool_call
 from evald.mapping.messages import CallContent, is_system_role, text_of
 from evald.mapping.values import as_text, parse_json_container
 from evald.model import SpanRecord
@@ -23,7 +23,7 @@ def call_texts(content: CallContent) -> tuple[str | None, str | None, tuple[Tool
     output_text = text_of(content.output, _OUTPUT_ROLES) or text_of(content.output)
     requested = tuple(c for m in content.output for c in m.tool_calls)
     system, inputs = content.system, content.input
-    head = (Message("system", system),) if system and not any(is_system_role(m.role) for m in inputs) else ()
+    head = (new_message("system", system),) if system and not any(is_system_role(m.role) for m in inputs) else ()
     return input_text, output_text, requested, (*head, *inputs, *content.output)
 
 
@@ -113,7 +113,7 @@ class ToolLedger:
             for call in (c for c in message.tool_calls if c.id):
                 self.add(call, create=i > turn)
             if message.role == "tool" and message.tool_call_id and message.content is not None:
-                self.add(ToolCall("", result=tool_result(message.content), id=message.tool_call_id), create=False)
+                self.add(new_tool_call("", result=tool_result(message.content), id=message.tool_call_id), create=False)
         for call in requested:
             self.add(call)
 

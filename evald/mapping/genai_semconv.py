@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from evald import semconv as sc
-from evald.case import Document, EvalCase, ToolCall
+from evald.case import Document, EvalCase, ToolCall, new_eval_case, new_tool_call
 from evald.interfaces import MappingResult, NotEvaluable
 from evald.mapping import vendor_payloads as vendor
 from evald.mapping.case_parts import (
@@ -116,7 +116,7 @@ class GenAISemconvMapper:
         if ttfc is not None and ttfc >= 0:
             meta["time_to_first_token_ms"] = ttfc * 1000.0  # read by the time_to_first_token metric
         request_model = as_str(attrs.get(sc.REQUEST_MODEL))
-        return EvalCase(
+        return new_eval_case(
             input=call.input_text, output=call.output_text, messages=call.messages,
             tool_calls=tuple(tools.get(c.id, c) if c.id else c for c in call.requested_tools),
             latency_ms=call.span.duration_ms, token_count=sum_known((tin, tout)), metadata=meta,
@@ -158,7 +158,7 @@ class GenAISemconvMapper:
             agent_name=next((a for a, _ in names if a), None), workflow_name=next((w for _, w in names if w), None),
             conversation_id=as_str(last.attrs.get(sc.CONVERSATION_ID)) or next(
                 (c for a, _ in agents if (c := as_str(a.attributes.get(sc.CONVERSATION_ID)))), None))}
-        return EvalCase(
+        return new_eval_case(
             input=user_input, output=output, context=_documents(spans, attrs, warnings),
             messages=last.messages, tool_calls=tuple(tools.values()),
             latency_ms=roots[0].duration_ms if len(roots) == 1 else extent_ms(spans),
@@ -220,7 +220,7 @@ def _merge_tools(spans: Sequence[SpanRecord], ops: Mapping[str, str], attrs: Map
 
 def _tool_from_span(span: SpanRecord, attrs: Mapping[str, Any]) -> ToolCall:
     result = attrs.get(sc.TOOL_CALL_RESULT)
-    return ToolCall(
+    return new_tool_call(
         name=as_str(attrs.get(sc.TOOL_NAME)) or "", arguments=parse_json_container(attrs.get(sc.TOOL_CALL_ARGUMENTS)),
         result=tool_result(result) if result is not None else None, id=as_str(attrs.get(sc.TOOL_CALL_ID)),
         error=span.status_code == STATUS_ERROR or as_str(attrs.get(sc.ERROR_TYPE)) is not None)

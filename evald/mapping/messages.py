@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evald import semconv as sc
-from evald.case import Message, ToolCall
+from evald.case import Message, ToolCall, new_message, new_tool_call
 from evald.frozen import fast_init
 from evald.mapping.values import (
     MAPPING,
@@ -63,7 +63,7 @@ def parse_messages(value: Any, default_role: str = "user") -> list[Message]:
         text = as_text(parsed)
         if not text or _LOOKS_STRUCTURED.match(text):  # truncated or broken JSON is not the user's text
             return []
-        return [Message(role=default_role, content=text)]
+        return [new_message(role=default_role, content=text)]
     if not isinstance(parsed, list):
         return []
     out: list[Message] = []
@@ -71,7 +71,7 @@ def parse_messages(value: Any, default_role: str = "user") -> list[Message]:
         if isinstance(item, MAPPING):
             out.extend(message_from_dict(item, default_role))
         elif isinstance(item, str) and (text := as_text(item)):
-            out.append(Message(role=default_role, content=text))
+            out.append(new_message(role=default_role, content=text))
     return out
 
 
@@ -128,11 +128,11 @@ def message_from_dict(data: Mapping[str, Any], default_role: str = "user") -> li
     if not responses:
         if role == "tool":
             call_id = as_str(data.get("tool_call_id")) or as_str(data.get("id"))
-            return [Message(role="tool", content=text_content, tool_call_id=call_id, name=name)]
-        return [Message(role=role, content=text_content, tool_calls=tuple(calls), name=name)]
-    out = [Message(role="tool", content=body, tool_call_id=cid, name=name) for cid, body in responses]
+            return [new_message(role="tool", content=text_content, tool_call_id=call_id, name=name)]
+        return [new_message(role=role, content=text_content, tool_calls=tuple(calls), name=name)]
+    out = [new_message(role="tool", content=body, tool_call_id=cid, name=name) for cid, body in responses]
     if text_content is not None or calls:
-        out.insert(0, Message(role=role, content=text_content, tool_calls=tuple(calls), name=name))
+        out.insert(0, new_message(role=role, content=text_content, tool_calls=tuple(calls), name=name))
     return out
 
 
@@ -162,7 +162,8 @@ def _collect_part(part: Any, texts: list[str], calls: list[ToolCall], responses:
     elif kind in _CALL_TYPES or kind == "server_tool_call":
         args = next((part[k] for k in ("arguments", "args", "input", "server_tool_call") if k in part), None)
         call_id = as_str(part.get("id")) or as_str(part.get("call_id"))
-        calls.append(ToolCall(name=as_str(part.get("name")) or "", arguments=parse_json_container(args), id=call_id))
+        calls.append(new_tool_call(name=as_str(part.get("name")) or "", arguments=parse_json_container(args),
+                                   id=call_id))
     elif kind in _RESPONSE_TYPES or kind == "server_tool_call_response":
         keys = ("response", "result", "content", "output", "server_tool_call_response")
         body = next((part[k] for k in keys if k in part), None)
@@ -191,7 +192,8 @@ def _openai_tool_call(raw: Any) -> ToolCall | None:
     name = as_str(func.get("name"))
     if name is None and "arguments" not in func:
         return None
-    return ToolCall(name=name or "", arguments=parse_json_container(func.get("arguments")), id=as_str(data.get("id")))
+    return new_tool_call(name=name or "", arguments=parse_json_container(func.get("arguments")),
+                         id=as_str(data.get("id")))
 
 
 def parse_message_events(events: Iterable[tuple[str, Mapping[str, Any]]]) -> tuple[list[Message], list[Message]]:

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Final
 
-from evald.case import EvalCase, ToolCall
+from evald.case import EvalCase, ToolCall, new_eval_case
 from evald.interfaces import MappingResult, NotEvaluable
 from evald.mapping import openinference_fields as oi
 from evald.mapping.case_parts import extent_ms, lineage, not_evaluable_reason, span_end, sum_known
@@ -96,7 +96,7 @@ class OpenInferenceMapper:
                            ("invocation_parameters", scalar_parameters(call.span.attributes))):
             if value:
                 meta[key] = value
-        return EvalCase(
+        return new_eval_case(
             input=call.input_text, output=call.output_text, messages=call.messages,
             tool_calls=tuple(tools.get(c.id, c) if c.id else c for c in call.requested_tools),
             latency_ms=call.span.duration_ms, token_count=call.token_count, cost_usd=call.cost_usd,
@@ -129,7 +129,7 @@ class OpenInferenceMapper:
         if agent := next((a for s in spans if (a := as_str(s.attributes.get(oi.AGENT_NAME)))), None) or next(
                 (s.name for s in frames if tree.kind(s) == oi.AGENT and s.name), None):
             meta["agent_name"] = agent
-        return EvalCase(
+        return new_eval_case(
             input=question, output=answer, context=_documents(spans, tree, warnings), messages=last.messages,
             tool_calls=tuple(tools.values()), latency_ms=anchor.duration_ms if len(roots) == 1 else extent_ms(spans),
             token_count=total, cost_usd=sum_known(c.cost_usd for c in calls), tags=_tags(spans), metadata=meta,

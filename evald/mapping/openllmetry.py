@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from evald import semconv as sc
-from evald.case import EvalCase
+from evald.case import EvalCase, new_eval_case
 from evald.interfaces import MappingResult, NotEvaluable
 from evald.mapping import openllmetry_attrs as ol
 from evald.mapping.case_parts import (
@@ -109,7 +109,7 @@ class OpenLLMetryMapper:
             meta["finish_reasons"] = call.finish_reasons
         if (streaming := ol.is_streaming(attrs)) is not None:
             meta["streaming"] = streaming
-        return EvalCase(
+        return new_eval_case(
             input=call.input_text, output=call.output_text, messages=call.messages,
             tool_calls=tuple(ledger.resolve(c) for c in call.requested_tools),
             latency_ms=call.span.duration_ms, token_count=_token_count(tin, tout, total), metadata=meta,
@@ -150,7 +150,7 @@ class OpenLLMetryMapper:
         if assoc:
             meta["association_properties"] = assoc
         ids = frozenset(sid for sid, op in ops.items() if sc.is_inference(op))
-        return EvalCase(
+        return new_eval_case(
             input=question, output=answer, context=trace_documents(spans, ids, warnings), messages=last.messages,
             tool_calls=tuple(ledger.calls.values()),
             latency_ms=roots[0].duration_ms if len(roots) == 1 else extent_ms(spans),

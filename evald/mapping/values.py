@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from evald.case import Document
+from evald.case import Document, new_document
 
 # literal_eval on attacker-controlled text: bounded size; deep nesting raises RecursionError, which is caught
 _MAX_LITERAL_EVAL_CHARS = 200_000
@@ -215,9 +215,9 @@ def documents(value: Any) -> list[Document] | None:
         data = as_dict(item)
         if data is None:
             if text := as_text(item):
-                docs.append(Document(content=text))
+                docs.append(new_document(content=text))
             continue
         content = next((t for k in ("content", "text", "page_content") if (t := as_text(data.get(k)))), None)
-        docs.append(Document(id=as_str(data.get("id")), content=content, score=as_float(data.get("score")),
+        docs.append(new_document(id=as_str(data.get("id")), content=content, score=as_float(data.get("score")),
                              metadata=as_dict(data.get("metadata"))))
     return docs

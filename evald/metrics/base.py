@@ -13,7 +13,7 @@ from abc import ABC
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from evald.case import Dimension, EvalCase, Score
+from evald.case import Dimension, EvalCase, Score, new_score
 from evald.config.base import ComponentConfig
 
 
@@ -74,7 +74,7 @@ class BaseMetric(ABC):
 
     def score(self, value: float, reason: str | None = None, **metadata: Any) -> Score:
         """Build this metric's Score: name, threshold and dimension come from the metric."""
-        return Score(self.name, value, self.threshold, reason, metadata, self.dimension)  # positional: hot path
+        return new_score(self.name, value, self.threshold, reason, metadata, self.dimension)  # hot path: no type call
 
     @classmethod
     def describe(cls) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from operator import attrgetter
 
 from pydantic import Field
 
-from evald.assembly.window import Completion
+from evald.assembly.completion import Completion
 from evald.case import SPAN_END_METADATA, EvalCase
 from evald.config.base import ComponentConfig, Duration
 from evald.interfaces import Exporter
@@ -244,14 +244,17 @@ class EvaluationPipeline:
                 except Exception as err:
                     results.append(err)
         scored: list[ScoredCase] = []
+        per_scope: dict[str, int] = {}  # counted once per batch (a counter increment takes a lock)
         for work, result in zip(batch, results, strict=True):
             if isinstance(result, BaseException):
                 self._tm.cases_dropped.labels("worker_error").inc()
                 self._log.log(logging.ERROR, "score-bug", "scoring failed on a case of trace %s: %r",
                               work.case.trace_id, result)
                 continue
-            self._scored_counters.get(work.case.scope).inc()
+            per_scope[work.case.scope] = per_scope.get(work.case.scope, 0) + 1
             scored.append(result)
+        for scope, n in per_scope.items():
+            self._scored_counters.get(scope).inc(n)
         return scored
 
     async def _fan_out(self, batch: Sequence[ScoredCase]) -> None:

@@ -30,7 +30,7 @@ from typing import Any
 from evald.case import EvalCase, Score
 from evald.metrics.base import BaseMetric
 from evald.metrics.remote import MetricSkipped
-from evald.model import ScoredCase
+from evald.model import ScoredCase, new_scored_case
 from evald.pipeline.bindings import MetricBinding
 from evald.telemetry import LabelCache, RateLimitedLog, Telemetry
 
@@ -98,7 +98,7 @@ class CaseScorer:
                 scores.append(result)
             else:
                 errors.append((name, self._checked(metric, result)[1] or ""))
-        return ScoredCase(case, tuple(scores), tuple(skipped), tuple(errors), plan.dimensions)
+        return new_scored_case(case, tuple(scores), tuple(skipped), tuple(errors), plan.dimensions)
 
     async def score(self, case: EvalCase, bindings: Sequence[MetricBinding] | MetricPlan) -> ScoredCase:
         plan = bindings if isinstance(bindings, MetricPlan) else self.plan(bindings)
@@ -134,7 +134,7 @@ class CaseScorer:
                 self._count_skip(metric.name, _NOT_APPLICABLE)
             else:
                 scores.append(result)
-        return ScoredCase(case, tuple(scores), tuple(skipped), tuple(errors), plan.dimensions)
+        return new_scored_case(case, tuple(scores), tuple(skipped), tuple(errors), plan.dimensions)
 
     async def _run_gated(
         self, case: EvalCase, bindings: Sequence[MetricBinding], outcomes: dict[int, _Outcome]

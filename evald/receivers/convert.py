@@ -36,7 +36,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 
-from evald.model import LogRecord, SpanEvent, SpanRecord
+from evald.model import LogRecord, SpanRecord, new_span_event, new_span_record
 from evald.receivers.converted import INVALID_ID, NO_TRACE_ID, REASONS, Converted
 
 __all__ = ["INVALID_ID", "NO_TRACE_ID", "REASONS", "Converted", "any_value", "attributes", "convert_logs",
@@ -117,7 +117,7 @@ def convert_traces(request: ExportTraceServiceRequest) -> Converted[SpanRecord]:
                 events = span.events
                 status = span.status
                 append(
-                    SpanRecord(
+                    new_span_record(
                         trace_id=trace_id.hex(),
                         span_id=span_id.hex(),
                         parent_span_id=parent.hex() if parent and parent != _ZERO_SPAN else None,
@@ -127,7 +127,7 @@ def convert_traces(request: ExportTraceServiceRequest) -> Converted[SpanRecord]:
                         end_time_unix_nano=span.end_time_unix_nano,
                         attributes=attributes(span.attributes),
                         events=tuple(
-                            SpanEvent(ev.name, ev.time_unix_nano, attributes(ev.attributes)) for ev in events
+                            new_span_event(ev.name, ev.time_unix_nano, attributes(ev.attributes)) for ev in events
                         )
                         if events
                         else (),

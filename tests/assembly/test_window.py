@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from evald.assembly.window import AssemblyConfig, Completion, TraceWindow
+from evald.assembly.completion import Completion
+from evald.assembly.window import AssemblyConfig, TraceWindow
 from evald.errors import QueueFullError
 from evald.model import AssembledTrace, Delivery, SignalBatch
 from evald.telemetry import Telemetry

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from evald.assembly.window import Completion
+from evald.assembly.completion import Completion
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
 from evald.interfaces import MappingResult, NotEvaluable
