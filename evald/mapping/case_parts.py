@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, TypeVar
 
 from evald.case import SPAN_END_METADATA, Message, ToolCall, new_message, new_tool_call
@@ -95,8 +94,8 @@ class ToolLedger:
         old = self.calls.get(key) if key else None
         if key is None or (old is None and not create):
             return None
-        self.calls[key] = call if old is None else replace(
-            old, name=old.name or call.name, id=old.id or call.id, error=old.error or call.error,
+        self.calls[key] = call if old is None else new_tool_call(  # every field of ToolCall, merged
+            name=old.name or call.name, id=old.id or call.id, error=old.error or call.error,
             arguments=old.arguments if old.arguments is not None else call.arguments,
             result=old.result if old.result is not None else call.result)
         return key

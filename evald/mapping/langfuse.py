@@ -23,7 +23,7 @@ from evald import semconv as sc
 from evald.case import Message
 from evald.mapping.messages import parse_messages, text_of
 from evald.mapping.openllmetry_entities import answer_of, decode, question_of, tool_io
-from evald.mapping.values import MAPPING, as_count, as_dict, as_str
+from evald.mapping.values import as_count, as_dict, as_str, is_mapping
 from evald.model import SpanRecord
 
 OBSERVATION_TYPE: Final = "langfuse.observation.type"
@@ -149,7 +149,7 @@ def _documents(raw: Any) -> list[Any] | None:
     for _ in range(2):
         if isinstance(value, list):
             return value
-        if not isinstance(value, MAPPING):
+        if not is_mapping(value):
             return None
         value = next((value[k] for k in _DOC_LISTS if isinstance(value.get(k), list)), None)
     return None

@@ -19,14 +19,14 @@ from typing import Any
 
 from evald import semconv as sc
 from evald.case import Message, ToolCall, new_message, new_tool_call
-from evald.frozen import fast_init
+from evald.frozen import constructor, fast_init
 from evald.mapping.values import (
-    MAPPING,
     as_dict,
     as_int,
     as_list,
     as_str,
     as_text,
+    is_mapping,
     parse_json_container,
     parse_structured,
 )
@@ -50,13 +50,16 @@ class CallContent:
     finish_reasons: tuple[str, ...] = ()
 
 
+new_call_content = constructor(CallContent)  # the hot path's constructor (evald.frozen)
+
+
 def parse_messages(value: Any, default_role: str = "user") -> list[Message]:
     """Messages from a parts-format or OpenAI-format list (or its JSON / repr string). Plain text becomes one
     message of ``default_role``."""
     if value is None:  # the attribute is absent (the usual case for most sources)
         return []
     parsed = parse_structured(value)
-    if isinstance(parsed, MAPPING):
+    if is_mapping(parsed):
         nested = parsed.get("messages")
         parsed = nested if isinstance(nested, list) else [parsed]
     if isinstance(parsed, str):
@@ -68,7 +71,7 @@ def parse_messages(value: Any, default_role: str = "user") -> list[Message]:
         return []
     out: list[Message] = []
     for item in parsed:
-        if isinstance(item, MAPPING):
+        if is_mapping(item):
             out.extend(message_from_dict(item, default_role))
         elif isinstance(item, str) and (text := as_text(item)):
             out.append(new_message(role=default_role, content=text))
@@ -82,10 +85,10 @@ def parse_system_instructions(value: Any) -> str | None:
     parsed = parse_structured(value)
     if isinstance(parsed, str):
         return as_text(parsed)
-    items = parsed if isinstance(parsed, list) else [parsed] if isinstance(parsed, MAPPING) else []
+    items = parsed if isinstance(parsed, list) else [parsed] if is_mapping(parsed) else []
     texts: list[str] = []
     for item in items:
-        if isinstance(item, MAPPING) and ("parts" in item or "role" in item):
+        if is_mapping(item) and ("parts" in item or "role" in item):
             texts.extend(m.content for m in message_from_dict(item, "system") if m.content)
         else:
             _collect_part(item, texts, [], [])
@@ -116,7 +119,7 @@ def message_from_dict(data: Mapping[str, Any], default_role: str = "user") -> li
         if isinstance(content, list):
             for part in content:
                 _collect_part(part, texts, calls, responses)
-        elif isinstance(content, MAPPING):
+        elif is_mapping(content):
             _collect_part(content, texts, calls, responses)
         elif (text := as_text(content)) is not None:
             texts.append(text)
@@ -138,7 +141,7 @@ def message_from_dict(data: Mapping[str, Any], default_role: str = "user") -> li
 
 def _is_parts(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(
-        isinstance(item, MAPPING) and isinstance(item.get("type"), str) for item in value)
+        is_mapping(item) and isinstance(item.get("type"), str) for item in value)
 
 
 def _collect_part(part: Any, texts: list[str], calls: list[ToolCall], responses: list[tuple[str | None, str | None]]
@@ -148,7 +151,7 @@ def _collect_part(part: Any, texts: list[str], calls: list[ToolCall], responses:
             if text := as_text(part):
                 texts.append(text)
             return
-        if not isinstance(part, MAPPING):
+        if not is_mapping(part):
             return
     kind = part.get("type")
     if not isinstance(kind, str):
@@ -222,7 +225,7 @@ def event_payload(attributes: Mapping[str, Any], body: Any) -> dict[str, Any]:
     """Merge a log record's body map over its attributes (a string body counts as ``content``)."""
     payload = dict(attributes)
     parsed = parse_structured(body)
-    if isinstance(parsed, MAPPING):
+    if is_mapping(parsed):
         payload.update({str(k): v for k, v in parsed.items()})
     elif isinstance(parsed, str) and "content" not in payload:
         payload["content"] = parsed
@@ -281,7 +284,7 @@ def call_content(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> CallConten
     if system is None:
         system = "\n".join(m.content for m in inputs if m.role in _SYSTEM_ROLES and m.content) or None
     reasons = _finish_reasons(raw_outputs, events)
-    return CallContent(tuple(inputs), tuple(outputs), system, reasons)
+    return new_call_content(tuple(inputs), tuple(outputs), system, reasons)
 
 
 def _first_nonempty(sources: Sequence[Mapping[str, Any]], key: str, default_role: str) -> list[Message]:
@@ -296,7 +299,7 @@ def _finish_reasons(raw_outputs: Sequence[Any], events: Sequence[tuple[str, Mapp
                     ) -> tuple[str, ...]:
     for raw in raw_outputs:
         if isinstance(raw, list):
-            reasons = [r for item in raw if isinstance(item, MAPPING) and (r := as_str(item.get("finish_reason")))]
+            reasons = [r for item in raw if is_mapping(item) and (r := as_str(item.get("finish_reason")))]
             if reasons:
                 return tuple(reasons)
     return tuple(r for name, p in events if name == sc.EVENT_CHOICE and (r := as_str(p.get("finish_reason"))))

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from evald.case import Document, Message
 from evald.mapping.messages import message_from_dict
-from evald.mapping.values import MAPPING, as_count, as_dict, as_float, as_str, as_text, parse_structured
+from evald.mapping.values import as_count, as_dict, as_float, as_str, as_text, is_mapping, parse_structured
 from evald.model import STATUS_ERROR, STATUS_OK, SpanRecord
 
 SPAN_KIND: Final = "openinference.span.kind"
@@ -107,7 +107,7 @@ def indexed(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
     base = parse_structured(attrs.get(prefix))
     if isinstance(base, list):
         root.update({str(i): _expand(v) for i, v in enumerate(base)})
-    elif isinstance(base, MAPPING):
+    elif is_mapping(base):
         root.update(_expand(base))
     dot = prefix + "."
     for key, value in attrs.items():
@@ -127,7 +127,7 @@ def items(node: Any) -> list[Any]:
     node = parse_structured(node)
     if isinstance(node, list):
         return node
-    if isinstance(node, MAPPING):
+    if is_mapping(node):
         keyed = [(int(k), v) for k, v in node.items() if isinstance(k, str) and k.isdigit()]
         return [v for _, v in sorted(keyed, key=lambda kv: kv[0])]
     return []
@@ -137,7 +137,7 @@ def _expand(value: Any, depth: int = 0) -> Any:
     """Nested plain data with dotted dict keys split into nested dicts (``{"a.b": 1}`` -> ``{"a": {"b": 1}}``)."""
     if depth > 32:
         return None
-    if isinstance(value, MAPPING):
+    if is_mapping(value):
         out: dict[str, Any] = {}
         for key, inner in value.items():
             _insert(out, str(key).split("."), _expand(inner, depth + 1))

@@ -17,7 +17,7 @@ from typing import Any, Final
 from evald.case import Message
 from evald.mapping.messages import message_from_dict
 from evald.mapping.openinference_fields import normalize_role
-from evald.mapping.values import MAPPING, as_str, as_text, parse_structured
+from evald.mapping.values import as_str, as_text, is_mapping, parse_structured
 
 _QUESTION_KEYS: Final = ("input", "question", "query", "user_input", "prompt", "message", "text", "content",
                          "request", "task", "inputs")
@@ -48,14 +48,14 @@ def message_dict(item: Any) -> dict[str, Any] | None:
     """Any serialized chat message (OpenAI, LangChain constructor/dump/template, tuple) as an OpenAI-style dict."""
     if isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[0], str):
         return {"role": normalize_role(item[0]), "content": item[1]}
-    if not isinstance(item, MAPPING):
+    if not is_mapping(item):
         return None
     kwargs, data = item.get("kwargs"), item.get("data")
-    if isinstance(kwargs, MAPPING) and "lc" in item:
+    if is_mapping(kwargs) and "lc" in item:
         ident = item.get("id")
         cls = ident[-1] if isinstance(ident, list) and ident and isinstance(ident[-1], str) else None
         body, role = kwargs, kwargs.get("role") or kwargs.get("type") or _class_role(cls)
-    elif isinstance(data, MAPPING) and isinstance(item.get("type"), str):
+    elif is_mapping(data) and isinstance(item.get("type"), str):
         body, role = data, data.get("role") or item.get("type")
     else:
         body, role = item, item.get("role") or item.get("type")
@@ -66,9 +66,9 @@ def message_dict(item: Any) -> dict[str, Any] | None:
                            "tool_call_id": body.get("tool_call_id")}
     calls = body.get("tool_calls")
     extra = body.get("additional_kwargs")
-    if not calls and isinstance(extra, MAPPING):
+    if not calls and is_mapping(extra):
         calls = extra.get("tool_calls")
-    out["tool_calls"] = [_tool_call(c) for c in calls if isinstance(c, MAPPING)] if isinstance(calls, list) else []
+    out["tool_calls"] = [_tool_call(c) for c in calls if is_mapping(c)] if isinstance(calls, list) else []
     return out
 
 
@@ -94,7 +94,7 @@ def messages_of(value: Any, default_role: str = "user") -> list[Message]:
     """Messages of a payload: ``{"messages": [...]}`` (a LangChain batch ``[[...]]`` gives its first prompt) or a
     list of message-like items."""
     value = parse_structured(value)
-    if isinstance(value, MAPPING):
+    if is_mapping(value):
         value = value.get("messages")
     if isinstance(value, list) and value and isinstance(value[0], list) and value[0] and not isinstance(
             value[0][0], str):
@@ -116,12 +116,12 @@ def output_messages_of(value: Any) -> list[Message]:
     value = parse_structured(value)
     if isinstance(value, str):
         return [Message("assistant", t)] if (t := as_text(value)) else []
-    if not isinstance(value, MAPPING):
+    if not is_mapping(value):
         return []
     out: list[Message] = []
     choices = value.get("choices")
     for choice in choices if isinstance(choices, list) else []:
-        if not isinstance(choice, MAPPING):
+        if not is_mapping(choice):
             continue
         if (data := message_dict(choice.get("message"))) is not None:
             out.extend(message_from_dict(data, "assistant"))
@@ -134,7 +134,7 @@ def output_messages_of(value: Any) -> list[Message]:
             out.append(Message("assistant", text))
     items = value.get("output")
     for item in items if not out and isinstance(items, list) else []:  # an OpenAI Responses body
-        if isinstance(item, MAPPING) and item.get("type") in ("function_call", "tool_call", "tool_use"):
+        if is_mapping(item) and item.get("type") in ("function_call", "tool_call", "tool_use"):
             out.extend(message_from_dict({"role": "assistant", "content": [item]}, "assistant"))
         elif (data := message_dict(item)) is not None and data.get("role") == "assistant":
             out.extend(message_from_dict(data, "assistant"))
@@ -150,7 +150,7 @@ def _first_generations(value: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     if not isinstance(generations, list) or not generations:
         return []
     first = generations[0] if isinstance(generations[0], list) else generations
-    return [g for g in first if isinstance(g, MAPPING)]
+    return [g for g in first if is_mapping(g)]
 
 
 def user_text(value: Any, depth: int = 0) -> str | None:
@@ -166,7 +166,7 @@ def user_text(value: Any, depth: int = 0) -> str | None:
             return found[-1]
         texts = [t for v in value if (t := as_text(v))]
         return texts[0] if len(texts) == 1 and len(value) == 1 else None
-    if not isinstance(value, MAPPING):
+    if not is_mapping(value):
         return None
     if "messages" in value:
         found = [m.content for m in messages_of(value) if m.role == "user" and m.content]
@@ -188,7 +188,7 @@ def answer_text(value: Any, depth: int = 0) -> str | None:
     if isinstance(value, list):
         found = [m.content for m in messages_of(value, "assistant") if m.role == "assistant" and m.content]
         return found[-1] if found else None
-    if not isinstance(value, MAPPING):
+    if not is_mapping(value):
         return None
     texts = [m.content for m in output_messages_of(value) if m.content and m.role == "assistant"]
     if texts:
@@ -210,17 +210,17 @@ def response_info(value: Any) -> tuple[str | None, str | None]:
     """(response model, response id) from a response body: OpenAI/Anthropic ``model``/``id``, LangChain
     ``llm_output`` / ``generation_info`` / message ``response_metadata``."""
     value = parse_structured(value)
-    if not isinstance(value, MAPPING):
+    if not is_mapping(value):
         return None, None
     model = as_str(value.get("model"))
     response_id = as_str(value.get("id")) if model else None
     sources: list[Any] = [value.get("llm_output")]
     for generation in _first_generations(value)[:1]:
         message = generation.get("message")
-        body = message.get("kwargs") or message.get("data") if isinstance(message, MAPPING) else None
+        body = message.get("kwargs") or message.get("data") if is_mapping(message) else None
         sources += [generation.get("generation_info"),
-                    body.get("response_metadata") if isinstance(body, MAPPING) else None]
-    for source in (s for s in sources if isinstance(s, MAPPING)):
+                    body.get("response_metadata") if is_mapping(body) else None]
+    for source in (s for s in sources if is_mapping(s)):
         model = model or as_str(source.get("model_name")) or as_str(source.get("model"))
         response_id = response_id or as_str(source.get("id"))
     return model, response_id

@@ -20,7 +20,7 @@ from evald.case import Document, ToolCall
 from evald.mapping import case_parts
 from evald.mapping import openinference_fields as oi
 from evald.mapping.openinference_payloads import payload
-from evald.mapping.values import MAPPING, as_dict, as_str, as_text, parse_json_container, parse_structured
+from evald.mapping.values import as_dict, as_str, as_text, is_mapping, parse_json_container, parse_structured
 from evald.model import SpanRecord
 
 
@@ -34,11 +34,11 @@ def tool_result(value: Any) -> Any:
 
 def _tool_message(value: Any) -> Mapping[str, Any] | None:
     """The body of a serialized LangChain ``ToolMessage`` (dump, constructor or flat), else ``None``."""
-    if not isinstance(value, MAPPING):
+    if not is_mapping(value):
         return None
     for key in ("data", "kwargs"):
         inner = value.get(key)
-        if isinstance(inner, MAPPING) and "tool_call_id" in inner and "content" in inner:
+        if is_mapping(inner) and "tool_call_id" in inner and "content" in inner:
             return inner
     return value if "tool_call_id" in value and "content" in value else None
 
@@ -54,7 +54,7 @@ def tool_from_span(span: SpanRecord) -> ToolCall:
     name = as_str(attrs.get(oi.TOOL_NAME)) or as_str(attrs.get(oi.TOOL_CALL_FUNCTION_NAME))
     arguments: Any = parse_json_container(attrs.get(oi.TOOL_CALL_FUNCTION_ARGUMENTS))
     raw_in = payload(attrs, "input")
-    if isinstance(raw_in, MAPPING) and "args" in raw_in and "name" in raw_in:  # a LangChain ToolCall dict
+    if is_mapping(raw_in) and "args" in raw_in and "name" in raw_in:  # a LangChain ToolCall dict
         call_id = call_id or as_str(raw_in.get("id"))
         name = name or as_str(raw_in.get("name"))
         raw_in = raw_in.get("args")
@@ -102,7 +102,7 @@ def span_documents(span: SpanRecord, prefix: str) -> list[Document]:
 
 def _payload_documents(value: Any) -> list[Document]:
     value = parse_structured(value)
-    if isinstance(value, MAPPING):
+    if is_mapping(value):
         value = value.get("documents")
     if not isinstance(value, list):
         return []
@@ -111,7 +111,7 @@ def _payload_documents(value: Any) -> list[Document]:
         data = as_dict(item)
         if data is not None:
             kwargs = data.get("kwargs")  # a LangChain constructor dump
-            docs.append(oi.document_from(kwargs if isinstance(kwargs, MAPPING) else data))
+            docs.append(oi.document_from(kwargs if is_mapping(kwargs) else data))
     return docs
 
 

@@ -20,7 +20,7 @@ from typing import Any, Final
 from evald.case import Message
 from evald.mapping.case_parts import tool_result
 from evald.mapping.messages import message_from_dict, text_of
-from evald.mapping.values import MAPPING, as_str, as_text, parse_json_container, parse_structured
+from evald.mapping.values import as_str, as_text, is_mapping, parse_json_container, parse_structured
 
 _MAX_DEPTH: Final = 12
 LC_CLASS: Final = "__lc__"  # key decode() adds to an unwrapped LangChain constructor: the class name
@@ -53,10 +53,10 @@ def decode(value: Any, depth: int = 0) -> Any:
         if isinstance(parsed, str):
             return value if parsed == value else decode(parsed, depth + 1)
         return decode(parsed, depth + 1)
-    if isinstance(value, MAPPING):
+    if is_mapping(value):
         data = {str(k): v for k, v in value.items()}
         kwargs = data.get("kwargs")
-        if data.get("type") == "constructor" and "lc" in data and isinstance(kwargs, MAPPING):
+        if data.get("type") == "constructor" and "lc" in data and is_mapping(kwargs):
             ids = data.get("id")
             cls = ids[-1] if isinstance(ids, list) and ids and isinstance(ids[-1], str) else ""
             inner = {str(k): _decode_field(str(k), v, depth) for k, v in kwargs.items()}
@@ -80,7 +80,7 @@ def message_dict(item: Any) -> dict[str, Any] | None:
     if isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item):
         role = _TYPE_ROLES.get(item[0].strip().lower())
         return {"role": role, "content": item[1]} if role else None
-    if not isinstance(item, MAPPING):
+    if not is_mapping(item):
         return None
     role = as_str(item.get("role"))
     if role is None:
@@ -94,7 +94,7 @@ def message_dict(item: Any) -> dict[str, Any] | None:
     out["role"] = role
     calls = item.get("tool_calls")
     if isinstance(calls, list):  # LangChain: {"name", "args", "id"}; OpenAI: {"id", "function": {...}}
-        out["tool_calls"] = [{**c, "arguments": c["args"]} if isinstance(c, MAPPING) and "args" in c
+        out["tool_calls"] = [{**c, "arguments": c["args"]} if is_mapping(c) and "args" in c
                              and "arguments" not in c else c for c in calls]
     return out
 
@@ -145,7 +145,7 @@ def _find(value: Any, keys: tuple[str, ...], wrappers: tuple[str, ...], roles: f
     messages = messages_in(value) if isinstance(value, list | dict | Mapping) else None
     if messages is not None:
         return text_of(messages, roles, last=True)
-    if isinstance(value, MAPPING):
+    if is_mapping(value):
         return _find_in_dict(value, keys, wrappers, roles, depth, answer)
     if isinstance(value, list):
         if answer and len(value) != 1:
@@ -159,7 +159,7 @@ def _find_in_dict(data: Mapping[str, Any], keys: tuple[str, ...], wrappers: tupl
                   depth: int, answer: bool) -> str | None:
     if answer and isinstance(choices := data.get("choices"), list) and choices:  # an OpenAI completion object
         first = choices[0]
-        if isinstance(first, MAPPING) and (msg := first.get("message")) is not None:
+        if is_mapping(first) and (msg := first.get("message")) is not None:
             return _find(msg, keys, wrappers, roles, depth + 1, answer)
     if isinstance(data.get("messages"), list):
         return _find(data["messages"], keys, wrappers, roles, depth + 1, answer)
@@ -186,16 +186,16 @@ def tool_io(raw_input: Any, raw_output: Any) -> tuple[Any, Any, str | None]:
     call_id: str | None = None
     args: Any = None
     data = decode(raw_input) if raw_input is not None else None
-    if isinstance(data, MAPPING) and ("input_str" in data or "inputs" in data):  # LangChain tool callback
+    if is_mapping(data) and ("input_str" in data or "inputs" in data):  # LangChain tool callback
         inputs = data.get("inputs")
-        args = inputs if isinstance(inputs, MAPPING) and inputs else parse_json_container(data.get("input_str"))
+        args = inputs if is_mapping(inputs) and inputs else parse_json_container(data.get("input_str"))
         extra = data.get("kwargs")
-        call_id = as_str(extra.get("tool_call_id")) if isinstance(extra, MAPPING) else None
-    elif isinstance(data, MAPPING) and set(data) <= {"args", "kwargs"} and data:  # Traceloop SDK decorator
+        call_id = as_str(extra.get("tool_call_id")) if is_mapping(extra) else None
+    elif is_mapping(data) and set(data) <= {"args", "kwargs"} and data:  # Traceloop SDK decorator
         raw_args = data.get("args")
         positional = list(raw_args) if isinstance(raw_args, list) else []
         raw_named = data.get("kwargs")
-        named = {str(k): v for k, v in raw_named.items()} if isinstance(raw_named, MAPPING) else {}
+        named = {str(k): v for k, v in raw_named.items()} if is_mapping(raw_named) else {}
         if not positional:
             args = named or None
         elif not named:
@@ -207,9 +207,9 @@ def tool_io(raw_input: Any, raw_output: Any) -> tuple[Any, Any, str | None]:
     result: Any = None
     if raw_output is not None:
         out = decode(raw_output)
-        if isinstance(out, MAPPING) and "output" in out and set(out) <= {"output", "kwargs"}:
+        if is_mapping(out) and "output" in out and set(out) <= {"output", "kwargs"}:
             out = out["output"]
-        if isinstance(out, MAPPING) and "content" in out and (
+        if is_mapping(out) and "content" in out and (
                 "tool_call_id" in out or (isinstance(cls := out.get(LC_CLASS), str) and cls in _LC_ROLES)):
             call_id = call_id or as_str(out.get("tool_call_id"))
             out = out.get("content")

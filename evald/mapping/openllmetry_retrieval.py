@@ -32,7 +32,7 @@ from evald import semconv as sc
 from evald.case import Document
 from evald.mapping.openllmetry_attrs import ENTITY_INPUT, ENTITY_OUTPUT
 from evald.mapping.openllmetry_entities import LC_CLASS, decode
-from evald.mapping.values import MAPPING, as_dict, as_float, as_list, as_str, as_text, documents
+from evald.mapping.values import as_dict, as_float, as_list, as_str, as_text, documents, is_mapping
 from evald.model import SpanRecord
 
 _RESULT_EVENT_SUFFIXES: Final = (".query.result", ".search.result")
@@ -78,8 +78,8 @@ def span_documents(span: SpanRecord, warnings: list[str]) -> list[Document]:
     raw_input = attrs.get(ENTITY_INPUT)
     if not docs and raw_input is not None and (not isinstance(raw_input, str) or "documents" in raw_input):
         data = decode(raw_input)
-        inputs = data.get("inputs") if isinstance(data, MAPPING) else None
-        if isinstance(inputs, MAPPING):
+        inputs = data.get("inputs") if is_mapping(data) else None
+        if is_mapping(inputs):
             docs.extend(entity_documents({k: v for k, v in inputs.items() if k in ("input_documents", "documents")}))
     return docs
 
@@ -111,7 +111,7 @@ def _column(field: str, value: Any) -> list[Any]:
         return list(value)
     if field in ("metadata", "content") and isinstance(value, str):
         parsed = as_list(value)  # a JSON array of metadata dicts / documents
-        if parsed is not None and (field == "content" or all(isinstance(p, MAPPING) for p in parsed)):
+        if parsed is not None and (field == "content" or all(is_mapping(p) for p in parsed)):
             return parsed
     return [value]
 
@@ -149,7 +149,7 @@ def entity_documents(value: Any, depth: int = 0) -> list[Document]:
     if isinstance(value, list):
         docs = [d for item in value if (d := _object_document(item)) is not None]
         return docs if docs and len(docs) == len(value) else []
-    if isinstance(value, MAPPING):
+    if is_mapping(value):
         for key in _DOC_LIST_KEYS:
             if key in value and (docs := entity_documents(value[key], depth + 1)):
                 return docs
@@ -160,16 +160,16 @@ def _object_document(item: Any) -> Document | None:
     score: float | None = None
     if isinstance(item, list) and len(item) == 2 and as_float(item[1]) is not None:  # (Document, score)
         item, score = item[0], as_float(item[1])
-    if not isinstance(item, MAPPING):
+    if not is_mapping(item):
         return None
     node = item.get("node")
-    if isinstance(node, MAPPING):  # LlamaIndex NodeWithScore
+    if is_mapping(node):  # LlamaIndex NodeWithScore
         score = as_float(item.get("score")) if score is None else score
         item = node
     text = as_text(item.get("page_content")) if "page_content" in item else None
     if "role" in item or (isinstance(cls := item.get(LC_CLASS), str) and cls.endswith(("Message", "MessageChunk"))):
         return None  # chat messages, not documents
-    marked = isinstance(node, MAPPING) or bool(item.get(LC_CLASS)) or any(k in item for k in _DOC_MARKERS)
+    marked = is_mapping(node) or bool(item.get(LC_CLASS)) or any(k in item for k in _DOC_MARKERS)
     if text is None and marked:
         text = next((t for k in ("text", "content", "document", "chunk") if (t := as_text(item.get(k)))), None)
     if text is None:

@@ -13,7 +13,7 @@ import math
 import re
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 
@@ -21,9 +21,20 @@ from evald.case import Document, new_document
 
 # literal_eval on attacker-controlled text: bounded size; deep nesting raises RecursionError, which is caught
 _MAX_LITERAL_EVAL_CHARS = 200_000
-#: ``isinstance(x, MAPPING)``: plain dicts (what OTLP conversion and JSON produce) hit the fast exact-type check
-#: before the slower ABC check for other mappings.
+#: ``is_mapping(x)``: plain dicts (what OTLP conversion and JSON produce) hit the fast exact-type check
+#: before the slower ABC check for other mappings; ``is_mapping`` also answers the other usual values without it.
 MAPPING = (dict, Mapping)
+_NOT_MAPPINGS = (list, str, int, float, tuple, bytes)
+
+
+def is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
+    """``isinstance(value, Mapping)``, without the ABC check (a Python-level call) for dicts, lists, strings and
+    numbers, the values JSON and OTLP conversion produce."""
+    if isinstance(value, dict):
+        return True
+    if value is None or isinstance(value, _NOT_MAPPINGS):
+        return False
+    return isinstance(value, Mapping)
 _ESCAPED_CODE_UNIT = re.compile(r"\\u([0-9a-fA-F]{4})(?:\\u([dD][c-fC-F][0-9a-fA-F]{2}))?")
 
 
@@ -186,7 +197,7 @@ def as_list(value: Any) -> list[Any] | None:
 def as_dict(value: Any) -> dict[str, Any] | None:
     """A dict (string keys) from a mapping or a string holding one; anything else gives ``None``."""
     parsed = parse_structured(value)
-    if isinstance(parsed, MAPPING):
+    if is_mapping(parsed):
         return {str(k): v for k, v in parsed.items()}
     return None
 

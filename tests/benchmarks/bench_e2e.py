@@ -200,7 +200,11 @@ def run_evald(payloads: list[bytes], spans: int, traces: int, core: int, tmp: Pa
     proc = subprocess.Popen(pinned(core, [sys.executable, "-m", "evald", "run", "--config", str(config)]),
                             stdout=log, stderr=subprocess.STDOUT)
     try:
-        wait_port(grpc_port, proc)
+        try:
+            wait_port(grpc_port, proc)
+        except RuntimeError as err:
+            log.flush()
+            raise RuntimeError(f"{err}: {(tmp / 'evald.log').read_text()[-3000:]}") from None
         start = time.perf_counter()
         send_all(grpc_port, payloads)
         deadline = time.monotonic() + 600
