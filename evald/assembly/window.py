@@ -73,7 +73,7 @@ TraceSink = Callable[[AssembledTrace, Completion], Awaitable[None]]
 _START_ORDER = attrgetter("start_time_unix_nano", "span_id")  # released spans: by start time, then id
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pending:
     trace_id: str
     first_seen: float
@@ -127,10 +127,13 @@ class TraceWindow:
         touched: dict[str, _Pending] = {}
         rejected_spans = 0
         message = ""
+        last_trace, entry = "", None  # a trace's spans usually arrive together: look its entry up once
         for span in batch.spans:
-            entry = self._entry(span.trace_id, now, touched) or self._reopen(span, now, touched)
-            if entry is None:
-                continue
+            if span.trace_id != last_trace or entry is None:
+                last_trace = span.trace_id
+                entry = self._entry(last_trace, now, touched) or self._reopen(span, now, touched)
+                if entry is None:
+                    continue
             if span.span_id in entry.spans:
                 self._dropped_spans.get("duplicate").inc()
                 continue

@@ -6,9 +6,10 @@
 
 The service is ``EvaldService`` with bench_e2e.py's config (no admin server, no listening receivers); the
 requests go through ``Ingestor.ingest_body`` (decode, window, mapping, scoring, Prometheus table), four in flight
-as the e2e client does. The clock stops when an extra exporter has seen every trace case scored; nothing polls, so
-under callgrind the instruction count depends on the code, not on the host's load (wall-clock and CPU-time
-comparisons on this machine move by ±15% between runs). Reported: spans per CPU second, median of rounds.
+as the e2e client does, with the garbage collector tuned as ``evald run`` tunes it. The clock stops when an extra
+exporter has seen every trace case scored; nothing polls, so under callgrind the instruction count depends on the
+code, not on the host's load (wall-clock and CPU-time comparisons on this machine move by ±15% between runs).
+Reported: spans per CPU second, median of rounds.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ sys.path.insert(0, str(ROOT / "tests" / "benchmarks"))
 
 from bench_e2e import EVALD_CONFIG, build_requests  # noqa: E402
 
+from evald.cli import tune_gc  # noqa: E402
 from evald.config.loader import parse_config  # noqa: E402
 from evald.model import ScoredCase  # noqa: E402
 from evald.receivers.ingest import Ingestor  # noqa: E402
@@ -61,6 +63,7 @@ async def one_round(payloads: list[bytes], spans: int, traces: int) -> float:
     counter = _TraceCounter(traces)
     service = EvaldService(config, with_receivers=False, with_admin=False, extra_exporters=[counter])
     await service.start()
+    tune_gc()  # as `evald run` does after start
     ingestor = Ingestor("otlp", "grpc", service.window, service.telemetry)
     started = time.process_time()
     pending: set[asyncio.Future[tuple[int, str]]] = set()
