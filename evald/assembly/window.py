@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import heapq
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -71,6 +72,9 @@ class AssemblyConfig(ComponentConfig):
 
 TraceSink = Callable[[AssembledTrace, Completion], Awaitable[None]]
 _START_ORDER = attrgetter("start_time_unix_nano", "span_id")  # released spans: by start time, then id
+#: the deadline of an entry created in this consume() call, which pushes its real one onto the heap once (one heap
+#: entry per trace instead of a decision_wait entry left stale on the heap until it expires)
+_UNSCHEDULED = math.inf
 
 
 @dataclass(slots=True)
@@ -180,9 +184,8 @@ class TraceWindow:
         if entry is None:
             if trace_id in self._released:
                 return None
-            entry = _Pending(trace_id=trace_id, first_seen=now, deadline=now + self._cfg.decision_wait)
+            entry = _Pending(trace_id=trace_id, first_seen=now, deadline=_UNSCHEDULED)  # consume() schedules it
             self._pending[trace_id] = entry
-            heapq.heappush(self._heap, (entry.deadline, trace_id))
         touched[trace_id] = entry
         return entry
 
@@ -197,12 +200,11 @@ class TraceWindow:
             return None
         del self._retained[span.trace_id]
         self._released.pop(span.trace_id, None)
-        entry = _Pending(trace_id=kept.trace_id, first_seen=now, deadline=now + self._cfg.decision_wait,
+        entry = _Pending(trace_id=kept.trace_id, first_seen=now, deadline=_UNSCHEDULED,
                          spans={s.span_id: s for s in kept.spans}, logs=list(kept.logs),
                          has_root=any(s.is_root for s in kept.spans), truncated=kept.truncated,
                          revision=kept.revision + 1)
         self._pending[kept.trace_id] = entry
-        heapq.heappush(self._heap, (entry.deadline, kept.trace_id))
         touched[kept.trace_id] = entry
         self._tm.traces_reopened.inc()
         return entry

@@ -49,6 +49,23 @@ async def test_releases_after_root_settles() -> None:
     assert value(tm, "evald_assembly_released_traces_total", trigger="root_settled") == 1
 
 
+async def test_one_deadline_per_trace_is_scheduled_per_batch() -> None:
+    """A trace whose root arrives with its first batch gets its settle deadline only, not also a decision_wait one
+    left stale on the heap (the heap would hold every trace of the last decision_wait)."""
+    window, clock, _, out = make()
+    sink = await collect_into(out)
+    traces = [f"{i:032x}" for i in range(1, 101)]
+    window.consume(SignalBatch(spans=tuple(s for t in traces for s in (span(t, "b" * 16, parent="a" * 16),
+                                                                       span(t, "a" * 16)))))
+    assert len(window._heap) == 100
+    window.consume(SignalBatch(spans=(span(T1, "c" * 16, parent="a" * 16),)))  # rootless: its decision_wait only
+    assert len(window._heap) == 101
+    clock.advance(1.1)
+    assert await window.release_due(sink) == 100 and len(window._heap) == 1
+    clock.advance(9)
+    assert await window.release_due(sink) == 1 and not window._heap and out[-1].complete is False
+
+
 async def test_decision_wait_releases_rootless_trace_as_incomplete() -> None:
     window, clock, tm, out = make()
     sink = await collect_into(out)
