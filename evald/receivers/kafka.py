@@ -39,6 +39,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from evald.aio import being_cancelled
 from evald.errors import MissingExtraError, PermanentError, QueueFullError
 from evald.interfaces import TraceConsumer
 from evald.model import Delivery, SignalBatch
@@ -155,7 +156,9 @@ class KafkaReceiver:
             return
         try:
             await asyncio.wait_for(consumer.commit(offsets), timeout or self.config.session_timeout)
-        except Exception as err:  # rebalance, broker down (aiokafka alone would wait forever), ...: retried later
+        except (Exception, asyncio.CancelledError) as err:  # rebalance, broker down, ...: retried later
+            if isinstance(err, asyncio.CancelledError) and being_cancelled():
+                raise  # the receiver is stopping; any other cancellation is aiokafka's own future, mid-rejoin
             self._metrics.commits.labels(self.id, "failed").inc()
             self._dirty.set()
             _errors.log(logging.WARNING, f"{self.id}:commit:{type(err).__name__}", "%s: offset commit failed: %r",
@@ -166,11 +169,15 @@ class KafkaReceiver:
             chosen[tp].committed = offset
 
     async def _commit_loop(self) -> None:
-        while True:
+        while True:  # until the receiver stops: a commit that fails in any way is retried with the next one
             await self._dirty.wait()
             await asyncio.sleep(self.config.commit_interval)
             self._dirty.clear()
-            await self.commit()
+            try:
+                await self.commit()
+            except Exception:  # a bookkeeping bug must not stop every later commit
+                logger.exception("%s: offset commit failed (retried)", self.id)
+                self._dirty.set()
 
     async def _fetch_loop(self) -> None:
         consumer = self._consumer
