@@ -181,7 +181,7 @@ def messages(attrs: Mapping[str, Any], prefix: str, default_role: str) -> list[M
         message = _inner(item, "message")
         raw = message.get("content")
         texts = [t for t in [as_text(raw)] if t]
-        for part in items(message.get("contents")):
+        for part in items(message.get("contents")) if not texts else ():  # both forms present: the same text
             content = _inner(part, "message_content") if isinstance(part, dict) else {}
             kind = as_str(content.get("type"))
             if (kind is None or kind in _TEXT_CONTENT_TYPES) and (text := as_text(content.get("text"))):

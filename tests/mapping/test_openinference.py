@@ -185,6 +185,13 @@ MESSAGE_SHAPES = {
         "llm.input_messages.0.message.contents.1.message_content.image.image.url": "https://x/y.png",
         "llm.output_messages.0.message.role": "assistant",
         "llm.output_messages.0.message.contents": [{"message_content": {"type": "text", "text": A}}]},
+    "content_and_contents_of_the_same_text": {  # openinference-instrumentation-openai-agents 2.6 writes both
+        "llm.input_messages.0.message.role": "user", "llm.input_messages.0.message.content": Q,
+        "llm.input_messages.0.message.contents.0.message_content.type": "text",
+        "llm.input_messages.0.message.contents.0.message_content.text": Q,
+        "llm.output_messages.0.message.role": "assistant", "llm.output_messages.0.message.content": A,
+        "llm.output_messages.0.message.contents.0.message_content.type": "text",
+        "llm.output_messages.0.message.contents.0.message_content.text": A},
     "item_json_strings": {"llm.input_messages.0": json.dumps({"message.role": "user", "message.content": Q}),
                           "llm.output_messages": [json.dumps({"message": {"role": "assistant", "content": A}})]},
     "content_parts_list": {"llm.input_messages.0.message.role": "user",

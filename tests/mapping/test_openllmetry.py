@@ -233,6 +233,20 @@ def test_langchain_tool_message_output_completes_the_requested_call() -> None:
     assert case.tool_calls == (ToolCall("get_weather", {"city": "Paris"}, "18 degrees", "call_9"),)
 
 
+def test_langchain_wrappers_copied_into_genai_tool_attributes_are_unwrapped() -> None:
+    # OpenLLMetry 0.62 (LangChain) writes the callback's input/output into gen_ai.tool.call.* as well
+    wrapped_in = json.dumps({"input_str": "{'city': 'Paris'}", "tags": [], "metadata": {}, "inputs": {"city": "Paris"},
+                             "kwargs": {"color": "green", "name": None, "tool_call_id": "call_9"}})
+    wrapped_out = json.dumps({"output": lc("ToolMessage", content='{"temperature_c": 18}', tool_call_id="call_9",
+                                           name="get_weather"), "kwargs": {"tags": []}})
+    tool = entity("tool", "get_weather", "00000000000000f4", start=20, inp=wrapped_in, out=wrapped_out, **{
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+        "gen_ai.tool.call.arguments": wrapped_in, "gen_ai.tool.call.result": wrapped_out})
+    final = legacy_chat("00000000000000f5", [("user", "Weather in Paris?")], "18 degrees in Paris.", start=40)
+    case = whole(run(tool, final))
+    assert case.tool_calls == (ToolCall("get_weather", {"city": "Paris"}, {"temperature_c": 18}, "call_9"),)
+
+
 def test_langgraph_messages_state() -> None:
     graph = entity("workflow", "LangGraph", "00000000000000f4",
                    inp={"inputs": {"messages": [["user", "What is 2 + 2?"]]}, "tags": [], "metadata": {}},
