@@ -23,7 +23,7 @@ COMPILED_MODULES: Final[tuple[str, ...]] = (
         "case_parts", "genai_calls", "genai_semconv", "langfuse", "messages", "openinference",
         "openinference_calls", "openinference_fields", "openinference_payloads", "openinference_tools",
         "openllmetry", "openllmetry_attrs", "openllmetry_calls", "openllmetry_entities", "openllmetry_retrieval",
-        "openllmetry_tools", "router", "values", "vendor_payloads",
+        "openllmetry_tools", "router", "sdk_reprs", "values", "vendor_payloads",
     )),
 )
 

@@ -20,6 +20,7 @@ from typing import Any
 from evald import semconv as sc
 from evald.case import Message, ToolCall, new_message, new_tool_call
 from evald.frozen import constructor, fast_init
+from evald.mapping.sdk_reprs import repr_tool_call
 from evald.mapping.values import (
     as_dict,
     as_int,
@@ -161,7 +162,10 @@ def _collect_part(part: Any, texts: list[str], calls: list[ToolCall], responses:
         if text is None:
             text = as_text(part.get("text"))
         if text is not None:
-            texts.append(text)
+            if text.endswith(")") and (call := repr_tool_call(text)) is not None:  # an SDK object's repr
+                calls.append(call)
+            else:
+                texts.append(text)
     elif kind in _CALL_TYPES or kind == "server_tool_call":
         args = next((part[k] for k in ("arguments", "args", "input", "server_tool_call") if k in part), None)
         call_id = as_str(part.get("id")) or as_str(part.get("call_id"))
