@@ -11,6 +11,9 @@ from evald.mapping.values import as_text, parse_json_container
 from evald.model import SpanRecord
 
 _N = TypeVar("_N", int, float)
+#: where retrievers that have no document score / id of their own put them (LangChain: Document.metadata)
+SCORE_KEYS = ("score", "relevance_score", "similarity_score", "_score")
+ID_KEYS = ("id", "doc_id", "document_id", "_id")
 _USER = frozenset({"user"})
 _OUTPUT_ROLES = frozenset({"assistant", "model"})
 
@@ -106,13 +109,22 @@ class ToolLedger:
 
     def add_call(self, inputs: Sequence[Message], requested: Iterable[ToolCall]) -> None:
         """A model call: in its input, the tool calls of the current turn (after the last user message; earlier
-        turns only complete known ids) and the tool responses; then the tool calls its output requested."""
+        turns only complete known ids) and the tool responses (one whose id matches no call answers the next
+        unanswered call of the message that requested them); then the tool calls its output requested."""
         turn = max((i for i, m in enumerate(inputs) if m.role == "user"), default=-1)
+        unanswered: list[str] = []  # call ids of the last message that requested calls, not yet answered
         for i, message in enumerate(inputs):
+            if message.tool_calls:
+                unanswered = [c.id for c in message.tool_calls if c.id]
             for call in (c for c in message.tool_calls if c.id):
                 self.add(call, create=i > turn)
             if message.role == "tool" and message.tool_call_id and message.content is not None:
-                self.add(new_tool_call("", result=tool_result(message.content), id=message.tool_call_id), create=False)
+                call_id = message.tool_call_id
+                if call_id in unanswered:
+                    unanswered.remove(call_id)
+                elif call_id not in self.calls and unanswered:  # ids that do not line up (OpenLLMetry's Responses
+                    call_id = unanswered.pop(0)  # API spans: item id on the call, call id on the result): in order
+                self.add(new_tool_call("", result=tool_result(message.content), id=call_id), create=False)
         for call in requested:
             self.add(call)
 

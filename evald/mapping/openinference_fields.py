@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from evald.case import Document, Message
+from evald.mapping.case_parts import ID_KEYS, SCORE_KEYS
 from evald.mapping.messages import message_from_dict
 from evald.mapping.values import as_count, as_dict, as_float, as_str, as_text, is_mapping, parse_structured
 from evald.model import STATUS_ERROR, STATUS_OK, SpanRecord
@@ -69,9 +70,6 @@ EVALUATOR: Final = "EVALUATOR"
 
 _ROLE_ALIASES: Final = {"human": "user", "ai": "assistant", "model": "assistant", "bot": "assistant"}
 _TEXT_CONTENT_TYPES: Final = frozenset({"text", "input_text", "output_text"})
-#: where retrievers that have no ``document.score`` / ``document.id`` put them (LangChain: Document.metadata)
-SCORE_KEYS: Final = ("score", "relevance_score", "similarity_score", "_score")
-ID_KEYS: Final = ("id", "doc_id", "document_id", "_id")
 
 
 def span_kind(span: SpanRecord) -> str | None:

@@ -17,7 +17,7 @@ from typing import Any, Final
 from evald.case import Message
 from evald.mapping.messages import message_from_dict
 from evald.mapping.openinference_fields import normalize_role
-from evald.mapping.values import as_str, as_text, is_mapping, parse_structured
+from evald.mapping.values import as_str, as_text, is_mapping, is_object_repr, parse_structured
 
 _QUESTION_KEYS: Final = ("input", "question", "query", "user_input", "prompt", "message", "text", "content",
                          "request", "task", "inputs")
@@ -183,8 +183,8 @@ def answer_text(value: Any, depth: int = 0) -> str | None:
     if depth > _MAX_DEPTH:
         return None
     value = parse_structured(value)
-    if isinstance(value, str):
-        return as_text(value)
+    if isinstance(value, str):  # a framework object's repr (LlamaIndex workflows: StopEvent(...)) is no answer
+        return None if is_object_repr(value) else as_text(value)
     if isinstance(value, list):
         found = [m.content for m in messages_of(value, "assistant") if m.role == "assistant" and m.content]
         return found[-1] if found else None

@@ -2,8 +2,9 @@
 
 Tool spans (``openinference.span.kind = TOOL``): name from ``tool.name`` (else ``tool_call.function.name``, else
 the span name), arguments from ``tool_call.function.arguments`` or ``input.value`` (a LangChain ``ToolCall`` dict
-``{"name", "args", "id"}`` is unwrapped; ``tool.parameters`` is read only when it is not a JSON schema), result
-from ``output.value`` (a LangChain ``ToolMessage`` dump is unwrapped to its content, call id and status), id from
+``{"name", "args", "id"}`` and a LlamaIndex ``{"kwargs": {...}}`` are unwrapped; ``tool.parameters`` is read only
+when it is not a JSON schema), result from ``output.value`` (a LangChain ``ToolMessage`` dump is unwrapped to its
+content, call id and status, a LlamaIndex ``ToolOutput`` to its ``raw_output`` and ``is_error``), id from
 ``tool_call.id`` / ``tool.id`` or the unwrapped payloads, error from the span status. :class:`ToolLedger` merges
 calls by id (an id-less tool span completes the first open call of the same name). Documents: RETRIEVER
 ``retrieval.documents.*`` and RERANKER ``reranker.output_documents.*``, completed (ids, scores) or replaced by the
@@ -58,6 +59,9 @@ def tool_from_span(span: SpanRecord) -> ToolCall:
         call_id = call_id or as_str(raw_in.get("id"))
         name = name or as_str(raw_in.get("name"))
         raw_in = raw_in.get("args")
+    elif is_mapping(raw_in) and raw_in and set(raw_in) <= {"args", "kwargs"} and not raw_in.get("args") and (
+            is_mapping(raw_in.get("kwargs"))):  # a LlamaIndex FunctionTool call: {"kwargs": {...}}
+        raw_in = raw_in.get("kwargs")
     if arguments is None and raw_in is not None:
         arguments = parse_json_container(raw_in)
     if arguments is None and (params := attrs.get(oi.TOOL_PARAMETERS)) is not None and not _is_schema(params):
@@ -70,6 +74,10 @@ def tool_from_span(span: SpanRecord) -> ToolCall:
         name = name or as_str(message.get("name"))
         error = error or as_str(message.get("status")) == "error"
         result = tool_result(message.get("content"))
+    elif is_mapping(raw_out) and "raw_output" in raw_out and "tool_name" in raw_out:  # a LlamaIndex ToolOutput
+        name = name or as_str(raw_out.get("tool_name"))
+        error = error or raw_out.get("is_error") is True
+        result = tool_result(raw_out.get("raw_output"))
     elif raw_out is not None:
         result = tool_result(raw_out)
     return ToolCall(name=name or span.name or "", arguments=arguments, result=result, id=call_id, error=error)

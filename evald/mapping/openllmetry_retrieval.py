@@ -13,8 +13,9 @@ Reads, per span in start order:
 * documents in Traceloop entity outputs of non-LLM spans: LangChain ``Document`` objects (``page_content``),
   ``[Document, score]`` pairs, LlamaIndex ``NodeWithScore`` (``node.text``, ``score``) and lists of plain dicts
   with a text field (``text``/``content``/``document``/``chunk``) plus an id, score or metadata (what a
-  ``@task``-decorated retrieval function returns); also a chain's ``input_documents`` input. A list counts only
-  when every item is a document.
+  ``@task``-decorated retrieval function returns); also a chain's ``input_documents`` input, and a step whose
+  input is a list of LangChain ``Document`` objects (the retriever before it untraced). A list counts only
+  when every item is a document. A score missing on the item is taken from its metadata (``score``, ...).
 
 Duplicates (the same document seen by a retriever task and its vector-DB span) are merged by id, else by text.
 Malformed items are skipped; nothing raises.
@@ -30,6 +31,7 @@ from typing import Any, Final
 
 from evald import semconv as sc
 from evald.case import Document
+from evald.mapping.case_parts import SCORE_KEYS
 from evald.mapping.openllmetry_attrs import ENTITY_INPUT, ENTITY_OUTPUT
 from evald.mapping.openllmetry_entities import LC_CLASS, decode
 from evald.mapping.values import as_dict, as_float, as_list, as_str, as_text, documents, is_mapping
@@ -76,11 +78,14 @@ def span_documents(span: SpanRecord, warnings: list[str]) -> list[Document]:
     if not docs and ENTITY_OUTPUT in attrs:
         docs.extend(entity_documents(decode(attrs[ENTITY_OUTPUT])))
     raw_input = attrs.get(ENTITY_INPUT)
-    if not docs and raw_input is not None and (not isinstance(raw_input, str) or "documents" in raw_input):
+    if not docs and raw_input is not None and (not isinstance(raw_input, str) or "ocument" in raw_input):
         data = decode(raw_input)
         inputs = data.get("inputs") if is_mapping(data) else None
         if is_mapping(inputs):
             docs.extend(entity_documents({k: v for k, v in inputs.items() if k in ("input_documents", "documents")}))
+        elif isinstance(inputs, list) and inputs and all(
+                is_mapping(item) and item.get(LC_CLASS) == "Document" for item in inputs):
+            docs.extend(entity_documents(inputs))  # a step fed by an untraced retriever (OpenLLMetry < 0.48)
     return docs
 
 
@@ -179,6 +184,8 @@ def _object_document(item: Any) -> Document | None:
         as_str(metadata.get("id")) if metadata else None)
     if score is None:
         score = as_float(item.get("score"))
+    if score is None and metadata:  # what a retriever without scores of its own put in the metadata
+        score = next((s for k in SCORE_KEYS if (s := as_float(metadata.get(k))) is not None), None)
     return Document(id=doc_id, content=text, score=score, metadata=metadata)
 
 

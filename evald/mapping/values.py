@@ -35,6 +35,8 @@ def is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
     if value is None or isinstance(value, _NOT_MAPPINGS):
         return False
     return isinstance(value, Mapping)
+#: a Python object's repr (``StopEvent(result=...)``, ``AgentOutput()``): a framework's internal value, not prose
+_OBJECT_REPR = re.compile(r"[A-Z][A-Za-z0-9_]*\((?:[a-z_][A-Za-z0-9_]*=|\))")
 _ESCAPED_CODE_UNIT = re.compile(r"\\u([0-9a-fA-F]{4})(?:\\u([dD][c-fC-F][0-9a-fA-F]{2}))?")
 
 
@@ -232,3 +234,8 @@ def documents(value: Any) -> list[Document] | None:
         docs.append(new_document(id=as_str(data.get("id")), content=content, score=as_float(data.get("score")),
                              metadata=as_dict(data.get("metadata"))))
     return docs
+
+
+def is_object_repr(text: str) -> bool:
+    """Whether ``text`` starts like a Python object's repr with keyword fields (``StopEvent(result=...``)."""
+    return _OBJECT_REPR.match(text) is not None

@@ -379,6 +379,28 @@ def test_unreadable_root_payload_falls_back_to_calls() -> None:
     assert whole is not None and (whole.input, whole.output) == (Q, A)
 
 
+def test_root_output_that_is_an_object_repr_falls_back_to_calls() -> None:
+    # LlamaIndex workflows (openinference-instrumentation-llama-index 4.6): the run's output.value is a repr
+    root = oi_span("CHAIN", {"input.value": Q, "output.value": "StopEvent(result=AgentOutput(response=ChatMessage("
+                             "role=<MessageRole.ASSISTANT: 'assistant'>, blocks=[TextBlock(text='Paris.')]), st..."},
+                   span_id="e" * 16)
+    _, whole = split(run(root, oi_span("LLM", flat_llm(), parent=root.span_id, start_ms=1)))
+    assert whole is not None and (whole.input, whole.output) == (Q, A)
+
+
+def test_llamaindex_tool_output_is_unwrapped() -> None:
+    tool = oi_span("TOOL", {"tool.name": "get_weather", "input.value": json.dumps({"kwargs": {"city": "Paris"}}),
+                            "input.mime_type": "application/json", "output.mime_type": "application/json",
+                            "output.value": json.dumps({"blocks": [{"text": "{'temp': 18}"}],
+                                                        "tool_name": "get_weather",
+                                                        "raw_input": {"args": [], "kwargs": {"city": "Paris"}},
+                                                        "raw_output": {"temp": 18}, "is_error": True})},
+                   start_ms=0)
+    _, whole = split(run(tool, oi_span("LLM", flat_llm(), start_ms=5)))
+    assert whole is not None
+    assert whole.tool_calls == (ToolCall("get_weather", {"city": "Paris"}, {"temp": 18}, error=True),)
+
+
 def test_documents_shapes_and_fallbacks() -> None:
     flat = oi_span("RETRIEVER", {
         "retrieval.documents.0.document.id": 7, "retrieval.documents.0.document.content": "seven",

@@ -247,6 +247,23 @@ def test_langchain_wrappers_copied_into_genai_tool_attributes_are_unwrapped() ->
     assert case.tool_calls == (ToolCall("get_weather", {"city": "Paris"}, {"temperature_c": 18}, "call_9"),)
 
 
+def test_documents_fed_to_a_step_by_an_untraced_retriever() -> None:
+    # OpenLLMetry 0.47 (LangChain) has no retriever callbacks: the documents first appear as the next step's input
+    def document(doc_id: str, text: str, score: float) -> dict[str, Any]:
+        return {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "document", "Document"],
+                "kwargs": {"id": doc_id, "page_content": text, "metadata": {"source": "kb", "score": score},
+                           "type": "Document"}}
+    fmt = entity("task", "fmt", "00000000000000f6", start=5,
+                 inp={"inputs": [document("kb-1", DOC1, 0.72), document("kb-2", DOC2, 0.30)], "tags": [],
+                      "metadata": {}, "kwargs": {"name": "fmt"}},
+                 out={"outputs": f"[kb-1] {DOC1}\n[kb-2] {DOC2}", "kwargs": {}})
+    chat = legacy_chat("00000000000000f7", [("user", QUESTION)], "Within 30 days.", start=10)
+    assert [(d.id, d.content, d.score) for d in whole(run(fmt, chat)).context] == [
+        ("kb-1", DOC1, 0.72), ("kb-2", DOC2, 0.30)]
+    plain = entity("task", "fmt", "00000000000000f6", start=5, inp={"inputs": [{"page_content": DOC1}], "tags": []})
+    assert whole(run(plain, chat)).context == ()  # only LangChain Document objects count as documents there
+
+
 def test_langgraph_messages_state() -> None:
     graph = entity("workflow", "LangGraph", "00000000000000f4",
                    inp={"inputs": {"messages": [["user", "What is 2 + 2?"]]}, "tags": [], "metadata": {}},

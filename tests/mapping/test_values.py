@@ -20,6 +20,7 @@ from evald.mapping.values import (
     as_text,
     decode_escapes,
     documents,
+    is_object_repr,
     parse_json_container,
     parse_structured,
     str_list,
@@ -190,3 +191,15 @@ def test_python_literals_with_invalid_escapes_parse_without_a_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert parse_structured("{'path': 'C:\\other'}") == {"path": "C:\\other"}
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("StopEvent(result=AgentOutput(response=...", True),
+    ("AgentOutput()", True),
+    ("Paris is the capital (of France).", False),
+    ("The answer is Foo(bar=1).", False),
+    ("print(x=1)", False),
+    ("", False),
+])
+def test_is_object_repr(text: str, expected: bool) -> None:
+    assert is_object_repr(text) is expected
