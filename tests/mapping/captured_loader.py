@@ -8,6 +8,7 @@ the default router. Both return the same keys; ``python -m tests.mapping.capture
 
 from __future__ import annotations
 
+import ast
 import json
 import sys
 from pathlib import Path
@@ -30,10 +31,15 @@ def manifest_files() -> list[dict[str, Any]]:
 
 
 def _json(value: Any) -> Any:
+    """JSON text (or a Python literal: LlamaIndex sends tool results back as ``str(dict)``) as its value."""
     if isinstance(value, str):
         try:
             return json.loads(value)
         except ValueError:
+            pass
+        try:
+            return ast.literal_eval(value)
+        except (ValueError, SyntaxError):
             return value
     return value
 
