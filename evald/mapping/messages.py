@@ -114,6 +114,8 @@ def message_from_dict(data: Mapping[str, Any], default_role: str = "user") -> li
             for part in parts:
                 _collect_part(part, texts, calls, responses)
     content = data.get("content")
+    if content == '""':  # a JSON-encoded empty string (OpenLLMetry 0.47 LangChain, on a tool-call turn)
+        content = None
     if content is not None:  # None: the parts form (the usual case), nothing to check
         if isinstance(content, str) and role != "tool" and _is_parts(parsed := parse_structured(content)):
             content = parsed  # a JSON-encoded content array such as [{"type": "text", "text": "..."}]

@@ -64,6 +64,8 @@ class OpenInferenceMapper:
                                                              "kinds: " + ",".join(kinds)),))
         warnings: list[str] = []
         calls = _read_calls(llm_spans, tree, warnings)
+        # LLM-kind spans that record no exchange at all (LlamaIndex's _prepare_chat_with_tools beside the real call)
+        calls = [c for c in calls if not _records_no_exchange(c)] or calls
         if not calls:
             return MappingResult(not_evaluable=(NotEvaluable("unreadable_inference_span", self.name),),
                                  warnings=tuple(warnings))
@@ -261,3 +263,9 @@ def _context(owners: Sequence[SpanRecord], spans: Iterable[SpanRecord]) -> dict[
 
 def _tags(spans: Iterable[SpanRecord]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(t for s in spans for t in oi.tags(s.attributes)))
+
+
+def _records_no_exchange(call: LLMCall) -> bool:
+    """No user input, no output, no usage, no failure: a helper span of the framework, not a model call."""
+    return (call.input_text is None and not call.outputs and not call.error and call.prompt_tokens is None
+            and call.completion_tokens is None and call.total_tokens is None)

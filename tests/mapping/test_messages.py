@@ -220,3 +220,9 @@ def test_parsers_never_raise(value: Any) -> None:
     if isinstance(value, dict):
         message_from_dict(value)
         parse_message_events([("gen_ai.choice", value), ("gen_ai.assistant.message", value)])
+
+
+def test_json_encoded_empty_content_is_no_content() -> None:
+    # OpenLLMetry 0.47 (LangChain) writes gen_ai.completion.0.content='""' on a tool-call turn
+    (message,) = parse_messages([{"role": "assistant", "content": '""'}])
+    assert message == Message("assistant", None)

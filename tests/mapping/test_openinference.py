@@ -388,6 +388,18 @@ def test_root_output_that_is_an_object_repr_falls_back_to_calls() -> None:
     assert whole is not None and (whole.input, whole.output) == (Q, A)
 
 
+def test_llm_spans_that_record_no_exchange_are_not_calls() -> None:
+    # LlamaIndex's OpenAI._prepare_chat_with_tools: LLM kind, no messages, no usage, beside the real call
+    helper = oi_span("LLM", {"llm.model_name": "gpt-4o-mini", "input.value": json.dumps({"tools": ["<tool>"]}),
+                             "input.mime_type": "application/json"}, start_ms=0, name="_prepare_chat_with_tools")
+    result = run(helper, oi_span("LLM", flat_llm(), start_ms=1))
+    (call,), whole = split(result)
+    assert not result.not_evaluable and call.output == A
+    assert whole is not None and whole.metadata["llm_call_count"] == 1
+    alone = run(helper)  # nothing else: the trace is still reported, never silently dropped
+    assert [(n.reason, n.scope) for n in alone.not_evaluable] == [("no_input", "llm_call"), ("no_input", "trace")]
+
+
 def test_llamaindex_tool_output_is_unwrapped() -> None:
     tool = oi_span("TOOL", {"tool.name": "get_weather", "input.value": json.dumps({"kwargs": {"city": "Paris"}}),
                             "input.mime_type": "application/json", "output.mime_type": "application/json",
