@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from evald.case import SPAN_END_METADATA, Message, ToolCall, new_message, new_tool_call
 from evald.mapping.messages import CallContent, is_system_role, text_of
-from evald.mapping.values import as_text, parse_json_container
+from evald.mapping.values import as_text, is_mapping, parse_json_container
 from evald.model import SpanRecord
 
 _N = TypeVar("_N", int, float)
@@ -75,11 +75,20 @@ def extent_ms(spans: Iterable[SpanRecord]) -> float | None:
 
 
 def tool_result(value: Any) -> Any:
-    """A tool result: JSON containers parsed, text with escapes decoded, other values as they are."""
+    """A tool result: JSON containers parsed, text with escapes decoded, other values as they are; a list of text
+    content blocks (``[{"type": "text", "text": ...}]`` or ``[{"text": ...}]``: Anthropic, Bedrock, Strands) is
+    read as its text."""
     parsed = parse_json_container(value)
     if isinstance(parsed, str):
         return as_text(parsed) or parsed
+    if isinstance(parsed, list) and parsed and all(_is_text_block(b) for b in parsed):
+        return tool_result("\n".join(b["text"] for b in parsed))
     return parsed
+
+
+def _is_text_block(block: Any) -> bool:
+    return (is_mapping(block) and isinstance(block.get("text"), str) and block.keys() <= {"type", "text"}
+            and block.get("type", "text") == "text")
 
 
 class ToolLedger:
@@ -95,6 +104,9 @@ class ToolLedger:
         only with ``create``. Returns the entry's key, or None when nothing was added."""
         key = key or call.id or (f"#{len(self.calls)}" if create else None)
         old = self.calls.get(key) if key else None
+        if old is None and call.id and key == call.id and (anonymous := self._anonymous(call)) is not None:
+            self._rekey(anonymous, call.id)  # seen first without its id (LiteLLM's OTel callback), now with it
+            old = self.calls[call.id]
         if key is None or (old is None and not create):
             return None
         self.calls[key] = call if old is None else new_tool_call(  # every field of ToolCall, merged
@@ -103,14 +115,24 @@ class ToolLedger:
             result=old.result if old.result is not None else call.result)
         return key
 
+    def _anonymous(self, call: ToolCall) -> str | None:
+        """The key of an id-less entry for the same call (same name and arguments), if any."""
+        return next((k for k, v in self.calls.items()
+                     if v.id is None and v.name == call.name and v.arguments == call.arguments), None)
+
+    def _rekey(self, old_key: str, new_key: str) -> None:
+        self.calls = {(new_key if k == old_key else k): v for k, v in self.calls.items()}
+        if old_key in self._executed:
+            self._executed.discard(old_key)
+            self._executed.add(new_key)
+
     def resolve(self, call: ToolCall) -> ToolCall:
         """The merged entry of a requested call (with its result), or the call itself."""
         return self.calls.get(call.id, call) if call.id else call
 
     def add_call(self, inputs: Sequence[Message], requested: Iterable[ToolCall]) -> None:
         """A model call: in its input, the tool calls of the current turn (after the last user message; earlier
-        turns only complete known ids) and the tool responses (one whose id matches no call answers the next
-        unanswered call of the message that requested them); then the tool calls its output requested."""
+        turns only complete known ids) and the tool responses; then the tool calls its output requested."""
         turn = max((i for i, m in enumerate(inputs) if m.role == "user"), default=-1)
         unanswered: list[str] = []  # call ids of the last message that requested calls, not yet answered
         for i, message in enumerate(inputs):
@@ -118,15 +140,29 @@ class ToolLedger:
                 unanswered = [c.id for c in message.tool_calls if c.id]
             for call in (c for c in message.tool_calls if c.id):
                 self.add(call, create=i > turn)
-            if message.role == "tool" and message.tool_call_id and message.content is not None:
-                call_id = message.tool_call_id
-                if call_id in unanswered:
-                    unanswered.remove(call_id)
-                elif call_id not in self.calls and unanswered:  # ids that do not line up (OpenLLMetry's Responses
-                    call_id = unanswered.pop(0)  # API spans: item id on the call, call id on the result): in order
-                self.add(new_tool_call("", result=tool_result(message.content), id=call_id), create=False)
+            if message.role == "tool" and message.content is not None:
+                self._add_response(message, unanswered)
         for call in requested:
             self.add(call)
+
+    def _add_response(self, message: Message, unanswered: list[str]) -> None:
+        """A tool response completes its call: by id; an id-less one by name (the first open call of that name);
+        one whose id matches no call, or that has neither id nor name, answers the next unanswered call of the
+        message that requested them (OpenLLMetry's Responses API spans put the item id on the call and the call
+        id on the result; OpenInference LiteLLM records no id)."""
+        result = tool_result(message.content)
+        call_id = message.tool_call_id
+        if call_id is None and message.name and (key := self._open(message.name)) is not None:
+            if key in unanswered:
+                unanswered.remove(key)
+            self.add(new_tool_call(message.name, result=result), key=key)
+            return
+        if call_id is not None and call_id in unanswered:
+            unanswered.remove(call_id)
+        elif (call_id is None or call_id not in self.calls) and unanswered:
+            call_id = unanswered.pop(0)
+        if call_id is not None:
+            self.add(new_tool_call("", result=result, id=call_id), create=False)
 
     def add_executed(self, call: ToolCall) -> None:
         """A tool span: merge by id, else complete the first open call of the same name, else append."""

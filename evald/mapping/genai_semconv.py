@@ -163,7 +163,8 @@ class GenAISemconvMapper:
             messages=last.messages, tool_calls=tuple(tools.values()),
             latency_ms=roots[0].duration_ms if len(roots) == 1 else extent_ms(spans),
             token_count=sum_known((tin, tout)), metadata=meta, trace_id=trace.trace_id, span_id=anchor.span_id,
-            scope="trace", model=as_str(last.attrs.get(sc.RESPONSE_MODEL)),
+            scope="trace", model=as_str(last.attrs.get(sc.RESPONSE_MODEL)) or (  # else what was asked, if it answered
+                None if last.error else as_str(last.attrs.get(sc.REQUEST_MODEL))),
             request_model=as_str(last.attrs.get(sc.REQUEST_MODEL)),
             provider=next((p for c in reversed(calls) if (p := sc.provider_of(c.attrs))), None),
             system_prompt=system, input_tokens=tin, output_tokens=tout, error=error,

@@ -281,8 +281,9 @@ def call_content(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> CallConten
     for raw in raw_outputs:
         if outputs := parse_messages(raw, "assistant"):
             break
-    outputs = (outputs or ev_out or parse_indexed(attrs, sc.COMPLETION_PREFIX, "assistant")
-               or parse_messages(attrs.get(sc.COMPLETION), "assistant"))
+    if not any(m.content or m.tool_calls for m in outputs):  # none or empty (LiteLLM: calls in the indexed form only)
+        outputs = (ev_out or parse_indexed(attrs, sc.COMPLETION_PREFIX, "assistant")
+                   or parse_messages(attrs.get(sc.COMPLETION), "assistant") or outputs)
     system: str | None = None
     for source in sources:
         if system := parse_system_instructions(source.get(sc.SYSTEM_INSTRUCTIONS)):
@@ -312,8 +313,9 @@ def _finish_reasons(raw_outputs: Sequence[Any], events: Sequence[tuple[str, Mapp
 
 
 def text_of(messages: Iterable[Message], roles: frozenset[str] | None = None, last: bool = False) -> str | None:
-    """Content of the first (or ``last``) message with text whose role is in ``roles`` (any role if None)."""
-    found = [m.content for m in messages if m.content and (roles is None or m.role in roles)]
+    """Content of the first (or ``last``) message with text whose role is in ``roles`` (any role if None), without
+    surrounding whitespace (Strands ends its agent output with a newline)."""
+    found = [t for m in messages if m.content and (roles is None or m.role in roles) and (t := m.content.strip())]
     return (found[-1] if last else found[0]) if found else None
 
 

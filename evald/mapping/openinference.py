@@ -23,11 +23,11 @@ from typing import Any, ClassVar, Final
 from evald.case import EvalCase, ToolCall, new_eval_case
 from evald.interfaces import MappingResult, NotEvaluable
 from evald.mapping import openinference_fields as oi
-from evald.mapping.case_parts import extent_ms, lineage, not_evaluable_reason, span_end, sum_known
+from evald.mapping.case_parts import ToolLedger, extent_ms, lineage, not_evaluable_reason, span_end, sum_known
 from evald.mapping.genai_semconv import GenAISemconvMapper
 from evald.mapping.openinference_calls import LLMCall, read_call, scalar_parameters
 from evald.mapping.openinference_payloads import answer_text, payload, user_text
-from evald.mapping.openinference_tools import ToolLedger, span_documents, tool_from_span, unique_documents
+from evald.mapping.openinference_tools import span_documents, tool_from_span, unique_documents
 from evald.mapping.values import as_dict, as_str
 from evald.model import AssembledTrace, SpanRecord
 
@@ -136,7 +136,8 @@ class OpenInferenceMapper:
             tool_calls=tuple(tools.values()), latency_ms=anchor.duration_ms if len(roots) == 1 else extent_ms(spans),
             token_count=total, cost_usd=sum_known(c.cost_usd for c in calls), tags=_tags(spans), metadata=meta,
             trace_id=trace.trace_id, span_id=anchor.span_id,
-            scope="trace", model=last.response_model, request_model=last.request_model,
+            scope="trace", model=last.response_model or (None if last.error else last.request_model),
+            request_model=last.request_model,
             provider=next((p for c in reversed(calls) if (p := c.provider)), None),
             system_prompt=next((c.system for c in calls if c.system), None), input_tokens=prompt,
             output_tokens=completion, error=error,
@@ -218,14 +219,7 @@ def _merge_tools(spans: Sequence[SpanRecord], tree: _Tree, calls: Sequence[LLMCa
     for span in spans:
         try:
             if (call := by_span.get(span.span_id)) is not None:
-                turn = max((i for i, m in enumerate(call.inputs) if m.role == "user"), default=-1)
-                for i, message in enumerate(call.inputs):
-                    for requested in (c for c in message.tool_calls if c.id):
-                        ledger.add(requested, create=i > turn)
-                    if message.role == "tool" and message.content is not None:
-                        ledger.add_result(message.tool_call_id, message.name, message.content)
-                for requested in call.requested_tools:
-                    ledger.add(requested)
+                ledger.add_call(call.inputs, call.requested_tools)
             elif tree.kind(span) == oi.TOOL and not tree.judged(span):
                 ledger.add_executed(tool_from_span(span))
         except Exception as err:

@@ -158,8 +158,8 @@ def user_text(value: Any, depth: int = 0) -> str | None:
     if depth > _MAX_DEPTH:
         return None
     value = parse_structured(value)
-    if isinstance(value, str):
-        return as_text(value)
+    if isinstance(value, str):  # a framework object's repr (smolagents' ActionStep(...)) is no question
+        return None if is_object_repr(value) else as_text(value)
     if isinstance(value, list):
         found = [m.content for m in messages_of(value) if m.role == "user" and m.content]
         if found:
@@ -202,7 +202,7 @@ def answer_text(value: Any, depth: int = 0) -> str | None:
 
 
 def _single_text(value: Mapping[str, Any]) -> str | None:
-    texts = [t for v in value.values() if isinstance(v, str) and (t := as_text(v))]
+    texts = [t for v in value.values() if isinstance(v, str) and (t := as_text(v)) and not is_object_repr(t)]
     return texts[0] if len(texts) == 1 and len(value) == 1 else None
 
 

@@ -5,8 +5,8 @@ the span name), arguments from ``tool_call.function.arguments`` or ``input.value
 ``{"name", "args", "id"}`` and a LlamaIndex ``{"kwargs": {...}}`` are unwrapped; ``tool.parameters`` is read only
 when it is not a JSON schema), result from ``output.value`` (a LangChain ``ToolMessage`` dump is unwrapped to its
 content, call id and status, a LlamaIndex ``ToolOutput`` to its ``raw_output`` and ``is_error``), id from
-``tool_call.id`` / ``tool.id`` or the unwrapped payloads, error from the span status. :class:`ToolLedger` merges
-calls by id (an id-less tool span completes the first open call of the same name). Documents: RETRIEVER
+``tool_call.id`` / ``tool.id`` or the unwrapped payloads, error from the span status; the mapper merges them with
+the calls' messages in :class:`evald.mapping.case_parts.ToolLedger`. Documents: RETRIEVER
 ``retrieval.documents.*`` and RERANKER ``reranker.output_documents.*``, completed (ids, scores) or replaced by the
 documents in the span's ``output.value`` when the attributes lack them. Nothing raises on bad data.
 """
@@ -26,11 +26,11 @@ from evald.model import SpanRecord
 
 
 def tool_result(value: Any) -> Any:
-    """A tool result as the evaluation sees it: a JSON container when the text holds one, else the text."""
-    parsed = parse_json_container(value)
-    if isinstance(parsed, str | bytes):
-        return as_text(parsed) or parsed
-    return parsed
+    """A tool result as the evaluation sees it: a JSON container when the text holds one, else the text (text
+    content blocks as their text, :func:`evald.mapping.case_parts.tool_result`)."""
+    if isinstance(value, bytes):
+        return as_text(value) or value
+    return case_parts.tool_result(value)
 
 
 def _tool_message(value: Any) -> Mapping[str, Any] | None:
@@ -81,18 +81,6 @@ def tool_from_span(span: SpanRecord) -> ToolCall:
     elif raw_out is not None:
         result = tool_result(raw_out)
     return ToolCall(name=name or span.name or "", arguments=arguments, result=result, id=call_id, error=error)
-
-
-class ToolLedger(case_parts.ToolLedger):
-    """The trace's tool calls (:class:`evald.mapping.case_parts.ToolLedger`) plus tool response messages."""
-
-    def add_result(self, call_id: str | None, name: str | None, content: Any) -> None:
-        """A tool response message: completes a known call (by id, else the first open call of that name)."""
-        result = tool_result(content)
-        if call_id:
-            self.add(ToolCall(name or "", result=result, id=call_id), create=False)
-        elif name and (key := self._open(name)) is not None:
-            self.add(ToolCall(name, result=result), key=key)
 
 
 def span_documents(span: SpanRecord, prefix: str) -> list[Document]:

@@ -155,7 +155,8 @@ class OpenLLMetryMapper:
             tool_calls=tuple(ledger.calls.values()),
             latency_ms=roots[0].duration_ms if len(roots) == 1 else extent_ms(spans),
             token_count=_token_count(tin, tout, totals), metadata=meta, trace_id=trace.trace_id,
-            span_id=anchor.span_id, scope="trace", model=as_str(last.attrs.get(sc.RESPONSE_MODEL)),
+            span_id=anchor.span_id, scope="trace", model=as_str(last.attrs.get(sc.RESPONSE_MODEL)) or (
+                None if last.error is not None else as_str(last.attrs.get(sc.REQUEST_MODEL))),
             request_model=as_str(last.attrs.get(sc.REQUEST_MODEL)),
             provider=next((p for c in reversed(calls) if (p := sc.provider_of(c.attrs))), None),
             system_prompt=next((c.content.system for c in calls if c.content.system), None),

@@ -1,9 +1,12 @@
-"""evald.mapping.case_parts.ToolLedger: tool calls merged across a trace's model calls and tool responses."""
+"""evald.mapping.case_parts: the ToolLedger (tool calls merged across a trace's model calls and tool responses)
+and tool results."""
 
 from __future__ import annotations
 
+import pytest
+
 from evald.case import Message, ToolCall
-from evald.mapping.case_parts import ToolLedger
+from evald.mapping.case_parts import ToolLedger, tool_result
 
 ASK = Message("user", "Weather in Paris and Rome?")
 
@@ -38,3 +41,38 @@ def test_a_response_to_no_requested_call_is_dropped() -> None:
     ledger.add_call([ASK, answered, Message("tool", "sun", tool_call_id="c1"),
                      Message("tool", "stray", tool_call_id="c9")], [])
     assert [(c.id, c.result) for c in ledger.calls.values()] == [("c1", "sun")]
+
+
+def test_a_response_with_neither_id_nor_name_answers_the_next_requested_call() -> None:
+    # OpenInference LiteLLM: the tool message carries no tool_call_id
+    ledger = ToolLedger()
+    ledger.add_call([ASK], [ToolCall("weather", {"city": "Paris"}, id="c1")])
+    requested = Message("assistant", None, (ToolCall("weather", {"city": "Paris"}, id="c1"),))
+    ledger.add_call([ASK, requested, Message("tool", "sun")], [])
+    assert [(c.id, c.result) for c in ledger.calls.values()] == [("c1", "sun")]
+
+
+def test_an_id_less_response_completes_the_open_call_of_its_name() -> None:
+    ledger = ToolLedger()
+    ledger.add_call([ASK], [ToolCall("weather", {"city": "Paris"}), ToolCall("time", {})])
+    ledger.add_call([ASK, Message("tool", "noon", name="time")], [])
+    assert [(c.name, c.result) for c in ledger.calls.values()] == [("weather", None), ("time", "noon")]
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    ('[{"text": "{\\"temp\\": 18}"}]', {"temp": 18}),  # Strands / Bedrock content blocks
+    ([{"type": "text", "text": "sunny"}, {"type": "text", "text": "warm"}], "sunny\nwarm"),  # Anthropic
+    ([{"text": "a", "score": 1}], [{"text": "a", "score": 1}]),  # records with more fields stay data
+    ([], []),
+])
+def test_tool_results_in_text_content_blocks_are_their_text(content: object, expected: object) -> None:
+    assert tool_result(content) == expected
+
+
+def test_a_call_first_seen_without_its_id_is_completed_when_the_id_appears() -> None:
+    # LiteLLM's OTel callback: the requested call has no id; the next call's history carries it with the id
+    ledger = ToolLedger()
+    ledger.add_call([ASK], [ToolCall("weather", {"city": "Paris"})])
+    requested = Message("assistant", None, (ToolCall("weather", {"city": "Paris"}, id="c1"),))
+    ledger.add_call([ASK, requested, Message("tool", "sun", tool_call_id="c1")], [])
+    assert list(ledger.calls.values()) == [ToolCall("weather", {"city": "Paris"}, "sun", "c1")]

@@ -119,6 +119,13 @@ def test_embeddings_only_trace_is_not_evaluable() -> None:
     assert [(n.reason, n.scope) for n in result.not_evaluable] == [("no_inference_span", "trace")]
 
 
+def test_trace_model_falls_back_to_the_request_model_of_a_call_that_answered() -> None:
+    # Strands and Semantic Kernel record gen_ai.request.model only
+    answered = chat_span(attributes={"gen_ai.response.model": None})
+    whole = by_scope(run(answered), "trace")[0]
+    assert (whole.model, whole.request_model) == ("gpt-4o-mini", "gpt-4o-mini")
+
+
 def test_errored_call_without_output_is_evaluable() -> None:
     failed = chat_span(answer=None, status_code=STATUS_ERROR, attributes={
         "error.type": "<class 'openai.InternalServerError'>", "gen_ai.response.model": None,

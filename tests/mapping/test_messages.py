@@ -226,3 +226,22 @@ def test_json_encoded_empty_content_is_no_content() -> None:
     # OpenLLMetry 0.47 (LangChain) writes gen_ai.completion.0.content='""' on a tool-call turn
     (message,) = parse_messages([{"role": "assistant", "content": '""'}])
     assert message == Message("assistant", None)
+
+
+def test_text_of_drops_surrounding_whitespace() -> None:
+    # Strands ends its agent output with a newline
+    messages = [Message("user", "  Hi?\n"), Message("assistant", "Hello.\n"), Message("assistant", " \n")]
+    assert (text_of(messages, frozenset({"user"})), text_of(messages, frozenset({"assistant"}), last=True)) == (
+        "Hi?", "Hello.")
+
+
+def test_empty_output_messages_give_way_to_the_indexed_completion() -> None:
+    # LiteLLM's OTel callback: gen_ai.output.messages has an empty assistant message, the call is indexed only
+    record = span(attributes={
+        "gen_ai.operation.name": "chat", "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [
+            {"type": "text", "content": "Weather?"}]}]),
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [], "finish_reason": "tool_calls"}]),
+        "gen_ai.completion.0.tool_calls.0.name": "get_weather",
+        "gen_ai.completion.0.tool_calls.0.arguments": '{"city": "Paris"}'})
+    content = call_content(record)
+    assert [m.tool_calls for m in content.output] == [(ToolCall("get_weather", {"city": "Paris"}),)]

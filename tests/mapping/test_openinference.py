@@ -400,6 +400,14 @@ def test_llm_spans_that_record_no_exchange_are_not_calls() -> None:
     assert [(n.reason, n.scope) for n in alone.not_evaluable] == [("no_input", "llm_call"), ("no_input", "trace")]
 
 
+def test_root_input_that_is_an_object_repr_falls_back_to_calls() -> None:
+    # smolagents: a step's input.value is {"memory_step": "ActionStep(...)"}
+    root = oi_span("CHAIN", {"input.value": json.dumps({"memory_step": "ActionStep(step_number=1, timing=None)"}),
+                             "input.mime_type": "application/json"}, span_id="e" * 16)
+    _, whole = split(run(root, oi_span("LLM", flat_llm(), parent=root.span_id, start_ms=1)))
+    assert whole is not None and whole.input == Q
+
+
 def test_llamaindex_tool_output_is_unwrapped() -> None:
     tool = oi_span("TOOL", {"tool.name": "get_weather", "input.value": json.dumps({"kwargs": {"city": "Paris"}}),
                             "input.mime_type": "application/json", "output.mime_type": "application/json",
