@@ -69,7 +69,9 @@ async def test_a_hanging_server_is_cut_at_the_timeout_and_retried_then_given_up(
         await judge.aclose()
         received = len(llm.server.requests) if llm.server else 0
     assert caught.value.outcome == "timeout"
-    assert elapsed < 0.3 * 2 + 0.5  # two attempts of 0.3 s each, a 10 ms backoff, slack for the loop
+    # the server never answers: finishing at all proves the cut; two attempts of 0.3 s plus a 10 ms backoff take
+    # ~0.6 s, and the bound leaves room for a loaded CI host (a full-suite run beside other work took > 1.1 s)
+    assert elapsed < 3.0
     assert received == 2 and count(telemetry, "timeout") == 2
 
 
