@@ -76,6 +76,8 @@ def actual_fields(entry: dict[str, Any], expected: dict[str, Any], router: Mappe
     fields: dict[str, Any] = {"llm_calls": sum(c.scope == "llm_call" for r in results for c in r.cases)}
     if expected["evaluable"] is not True:
         reasons = sorted({n.reason for r in results for n in r.not_evaluable if n.scope == "trace"})
+        if not trace_cases and not any(r.cases or r.not_evaluable for r in results):
+            reasons = ["no_genai_spans"]  # no mapper claimed the trace: the pipeline counts it as ignored
         fields["evaluable"] = reasons[0] if len(reasons) == 1 and not trace_cases else reasons or True
         return fields
     if not trace_cases:
