@@ -77,12 +77,14 @@ def extent_ms(spans: Iterable[SpanRecord]) -> float | None:
 def tool_result(value: Any) -> Any:
     """A tool result: JSON containers parsed, text with escapes decoded, other values as they are; a list of text
     content blocks (``[{"type": "text", "text": ...}]`` or ``[{"text": ...}]``: Anthropic, Bedrock, Strands) is
-    read as its text."""
+    read as its text, a single Bedrock ``[{"json": ...}]`` block as its value."""
     parsed = parse_json_container(value)
     if isinstance(parsed, str):
         return as_text(parsed) or parsed
     if isinstance(parsed, list) and parsed and all(_is_text_block(b) for b in parsed):
         return tool_result("\n".join(b["text"] for b in parsed))
+    if isinstance(parsed, list) and len(parsed) == 1 and is_mapping(parsed[0]) and parsed[0].keys() == {"json"}:
+        return parsed[0]["json"]  # a Bedrock Converse toolResult content block: [{"json": {...}}]
     return parsed
 
 
@@ -136,8 +138,8 @@ class ToolLedger:
         turn = max((i for i, m in enumerate(inputs) if m.role == "user"), default=-1)
         unanswered: list[str] = []  # call ids of the last message that requested calls, not yet answered
         for i, message in enumerate(inputs):
-            if message.tool_calls:
-                unanswered = [c.id for c in message.tool_calls if c.id]
+            if message.tool_calls:  # their ledger keys: the id, else the id-less entry of the same call
+                unanswered = [k for c in message.tool_calls if (k := c.id or self._anonymous(c))]
             for call in (c for c in message.tool_calls if c.id):
                 self.add(call, create=i > turn)
             if message.role == "tool" and message.content is not None:
@@ -160,7 +162,8 @@ class ToolLedger:
         if call_id is not None and call_id in unanswered:
             unanswered.remove(call_id)
         elif (call_id is None or call_id not in self.calls) and unanswered:
-            call_id = unanswered.pop(0)
+            self.add(new_tool_call("", result=result), key=unanswered.pop(0), create=False)
+            return
         if call_id is not None:
             self.add(new_tool_call("", result=result, id=call_id), create=False)
 

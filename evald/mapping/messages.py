@@ -131,8 +131,8 @@ def message_from_dict(data: Mapping[str, Any], default_role: str = "user") -> li
         if (call := _openai_tool_call(raw)) is not None:
             calls.append(call)
     text_content = (texts[0] if len(texts) == 1 else "\n".join(texts)) if texts else None
-    if not responses:
-        if role == "tool":
+    if not responses:  # a user message answering a tool call (OpenInference Bedrock) is a tool response
+        if role == "tool" or (role == "user" and as_str(data.get("tool_call_id"))):
             call_id = as_str(data.get("tool_call_id")) or as_str(data.get("id"))
             return [new_message(role="tool", content=text_content, tool_call_id=call_id, name=name)]
         return [new_message(role=role, content=text_content, tool_calls=tuple(calls), name=name)]

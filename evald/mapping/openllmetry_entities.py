@@ -35,7 +35,7 @@ _TYPE_ROLES: Final = {"human": "user", "user": "user", "ai": "assistant", "assis
 _QUESTION_KEYS: Final = ("question", "query", "user_input", "user_query", "user_question", "input", "prompt",
                          "user_message", "message", "text", "q", "content", "request", "task")
 _ANSWER_KEYS: Final = ("answer", "final_answer", "output", "response", "result", "output_text", "text", "content",
-                       "completion", "reply", "message", "generation")
+                       "completion", "reply", "message", "generation", "replies")
 _INPUT_WRAPPERS: Final = ("inputs", "kwargs", "args", "input_str")
 _OUTPUT_WRAPPERS: Final = ("outputs", "output", "return_values")
 _META_KEYS: Final = frozenset({"tags", "metadata", "callbacks", "run_id", "parent_run_id", "name", LC_CLASS})
@@ -62,6 +62,8 @@ def decode(value: Any, depth: int = 0) -> Any:
             inner = {str(k): _decode_field(str(k), v, depth) for k, v in kwargs.items()}
             inner[LC_CLASS] = cls
             return inner
+        if "_role" in data and isinstance(parts := data.get("_content"), list):  # a Haystack ChatMessage's fields
+            return {"role": data["_role"], "content": [p for p in parts if is_mapping(p) and "text" in p]}
         return {k: _decode_field(k, v, depth) for k, v in data.items()}
     if isinstance(value, list | tuple):
         return [decode(v, depth + 1) for v in value]
@@ -172,6 +174,9 @@ def _find_in_dict(data: Mapping[str, Any], keys: tuple[str, ...], wrappers: tupl
     rest = [v for k, v in data.items() if k not in _META_KEYS and k not in wrappers and isinstance(v, str)]
     if len(rest) == 1 and (text := as_text(rest[0])) and _is_free_text(text):
         return text
+    inner = [v for k, v in data.items() if k not in _META_KEYS and is_mapping(v)]
+    if len(inner) == 1 and len(data) == 1:  # one component's inputs/outputs (Haystack: {"prompt_builder": {...}})
+        return _find_in_dict(inner[0], keys, wrappers, roles, depth + 1, answer)
     return None
 
 

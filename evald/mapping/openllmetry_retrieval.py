@@ -11,7 +11,8 @@ Reads, per span in start order:
 * the same ``db.query.result.*`` keys set as span attributes (some search-service instrumentations);
 * ``gen_ai.retrieval.documents`` (OTel GenAI retrieval spans, 0.54+ emitters);
 * documents in Traceloop entity outputs of non-LLM spans: LangChain ``Document`` objects (``page_content``),
-  ``[Document, score]`` pairs, LlamaIndex ``NodeWithScore`` (``node.text``, ``score``) and lists of plain dicts
+  ``[Document, score]`` pairs, LlamaIndex ``NodeWithScore`` (``node.text``, ``score``), Haystack documents in a
+  pipeline's per-component outputs (``{"retriever": {"documents": [...]}}``) and lists of plain dicts
   with a text field (``text``/``content``/``document``/``chunk``) plus an id, score or metadata (what a
   ``@task``-decorated retrieval function returns); also a chain's ``input_documents`` input, and a step whose
   input is a list of LangChain ``Document`` objects (the retriever before it untraced). A list counts only
@@ -157,6 +158,10 @@ def entity_documents(value: Any, depth: int = 0) -> list[Document]:
     if is_mapping(value):
         for key in _DOC_LIST_KEYS:
             if key in value and (docs := entity_documents(value[key], depth + 1)):
+                return docs
+        for inner in value.values():  # a pipeline's outputs per component (Haystack: {"retriever": {...}})
+            if is_mapping(inner) and any(k in inner for k in _DOC_LIST_KEYS) and (
+                    docs := entity_documents(inner, depth + 1)):
                 return docs
     return []
 

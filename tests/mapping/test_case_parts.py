@@ -63,6 +63,7 @@ def test_an_id_less_response_completes_the_open_call_of_its_name() -> None:
     ('[{"text": "{\\"temp\\": 18}"}]', {"temp": 18}),  # Strands / Bedrock content blocks
     ([{"type": "text", "text": "sunny"}, {"type": "text", "text": "warm"}], "sunny\nwarm"),  # Anthropic
     ([{"text": "a", "score": 1}], [{"text": "a", "score": 1}]),  # records with more fields stay data
+    ([{"json": {"temp": 18}}], {"temp": 18}),  # a Bedrock Converse toolResult block
     ([], []),
 ])
 def test_tool_results_in_text_content_blocks_are_their_text(content: object, expected: object) -> None:
@@ -76,3 +77,12 @@ def test_a_call_first_seen_without_its_id_is_completed_when_the_id_appears() -> 
     requested = Message("assistant", None, (ToolCall("weather", {"city": "Paris"}, id="c1"),))
     ledger.add_call([ASK, requested, Message("tool", "sun", tool_call_id="c1")], [])
     assert list(ledger.calls.values()) == [ToolCall("weather", {"city": "Paris"}, "sun", "c1")]
+
+
+def test_an_id_less_response_answers_an_id_less_call_in_order() -> None:
+    # openinference-instrumentation-openai 0.1.14 records neither call ids nor tool_call_id
+    ledger = ToolLedger()
+    ledger.add_call([ASK], [ToolCall("weather", {"city": "Paris"})])
+    requested = Message("assistant", None, (ToolCall("weather", {"city": "Paris"}),))
+    ledger.add_call([ASK, requested, Message("tool", "sun")], [])
+    assert list(ledger.calls.values()) == [ToolCall("weather", {"city": "Paris"}, "sun")]

@@ -245,3 +245,9 @@ def test_empty_output_messages_give_way_to_the_indexed_completion() -> None:
         "gen_ai.completion.0.tool_calls.0.arguments": '{"city": "Paris"}'})
     content = call_content(record)
     assert [m.tool_calls for m in content.output] == [(ToolCall("get_weather", {"city": "Paris"}),)]
+
+
+def test_a_user_message_answering_a_tool_call_is_a_tool_response() -> None:
+    # OpenInference Bedrock (InvokeModel): the tool result is a user message with a tool_call_id
+    (message,) = message_from_dict({"role": "user", "content": '{"temp": 18}', "tool_call_id": "tooluse_1"})
+    assert message == Message("tool", '{"temp": 18}', tool_call_id="tooluse_1")

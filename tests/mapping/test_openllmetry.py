@@ -264,6 +264,21 @@ def test_documents_fed_to_a_step_by_an_untraced_retriever() -> None:
     assert whole(run(plain, chat)).context == ()  # only LangChain Document objects count as documents there
 
 
+def test_documents_in_a_pipeline_output_per_component() -> None:
+    # OpenLLMetry Haystack: the workflow's output holds each component's outputs, the retriever's documents among them
+    docs = [{"id": "kb-1", "content": DOC1, "meta": {"source": "a"}, "score": 5.2, "embedding": None},
+            {"id": "kb-2", "content": DOC2, "meta": {}, "score": 4.1, "embedding": None}]
+    pipeline = entity("workflow", "haystack_pipeline", "00000000000000f8", duration=200,
+                      inp={"args": [], "kwargs": {"retriever": {"query": QUESTION}, "prompt_builder": {
+                          "question": QUESTION}}},
+                      out={"retriever": {"documents": docs}, "llm": {"replies": [
+                          {"_role": "assistant", "_content": [{"text": "Within 30 days."}]}]}})
+    chat = legacy_chat("00000000000000f9", [("user", QUESTION)], "Within 30 days.", parent="00000000000000f8",
+                       start=10)
+    case = whole(run(pipeline, chat))
+    assert [(d.id, d.content, d.score) for d in case.context] == [("kb-1", DOC1, 5.2), ("kb-2", DOC2, 4.1)]
+
+
 def test_langgraph_messages_state() -> None:
     graph = entity("workflow", "LangGraph", "00000000000000f4",
                    inp={"inputs": {"messages": [["user", "What is 2 + 2?"]]}, "tags": [], "metadata": {}},
@@ -411,6 +426,7 @@ def test_not_evaluable_reasons() -> None:
     (json.dumps(json.dumps({"args": [], "kwargs": {"query": "double encoded?"}})), "double encoded?"),
     ("not json at all", "not json at all"),
     ({"args": [], "kwargs": {"city": "Paris", "unit": "C"}}, None),
+    ({"args": [], "kwargs": {"prompt_builder": {"question": "Refund window?"}}}, "Refund window?"),  # Haystack
 ])
 def test_question_of(payload: Any, expected: str | None) -> None:
     assert question_of(payload if isinstance(payload, str) else json.dumps(payload)) == expected
@@ -424,6 +440,8 @@ def test_question_of(payload: Any, expected: str | None) -> None:
     ({"choices": [{"message": {"role": "assistant", "content": "From a completion."}}]}, "From a completion."),
     (lc("AIMessage", content=[{"type": "text", "text": "Part one."}]), "Part one."),
     ({"score": 3, "label": "x"}, None),
+    ({"llm": {"replies": [{"_role": "assistant", "_content": [{"text": "From Haystack."}], "_meta": {}}]}},
+     "From Haystack."),
     ([0.1, 0.2], None),
     (42, None),
 ])
