@@ -168,8 +168,16 @@ class ToolLedger:
             self.add(new_tool_call("", result=result, id=call_id), create=False)
 
     def add_executed(self, call: ToolCall) -> None:
-        """A tool span: merge by id, else complete the first open call of the same name, else append."""
-        key = self.add(call, key=None if call.id else self._open(call.name))
+        """A tool span: merge by id, else complete the first open call of the same name, else append. A span whose
+        id matches no call completes the first not-yet-executed call of the same name and arguments (Google ADK
+        gives the span its own id, adk-<uuid>, and the model's call another)."""
+        key: str | None = None
+        if not call.id:
+            key = self._open(call.name)
+        elif call.id not in self.calls:
+            key = next((k for k, v in self.calls.items() if k not in self._executed and v.name == call.name
+                        and (call.arguments is None or v.arguments == call.arguments)), None)
+        key = self.add(call, key=key)
         if key is not None:
             self._executed.add(key)
 

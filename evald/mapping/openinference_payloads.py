@@ -114,8 +114,8 @@ def output_messages_of(value: Any) -> list[Message]:
     """Assistant messages of a response payload (OpenAI chat choices or Responses ``output`` items, LangChain
     generations, an Anthropic message, a ``messages`` list)."""
     value = parse_structured(value)
-    if isinstance(value, str):
-        return [Message("assistant", t)] if (t := as_text(value)) else []
+    if isinstance(value, str):  # a default object repr (<groq.Stream object at 0x...>) is no output
+        return [Message("assistant", t)] if (t := as_text(value)) and not is_object_repr(t) else []
     if not is_mapping(value):
         return []
     out: list[Message] = []

@@ -36,7 +36,7 @@ def is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
         return False
     return isinstance(value, Mapping)
 #: a Python object's repr (``StopEvent(result=...)``, ``AgentOutput()``): a framework's internal value, not prose
-_OBJECT_REPR = re.compile(r"[A-Z][A-Za-z0-9_]*\((?:[a-z_][A-Za-z0-9_]*=|\))")
+_OBJECT_REPR = re.compile(r"[A-Z][A-Za-z0-9_]*\((?:[a-z_][A-Za-z0-9_]*=|\))|<[\w.]+ object at 0x[0-9a-fA-F]+>$")
 _ESCAPED_CODE_UNIT = re.compile(r"\\u([0-9a-fA-F]{4})(?:\\u([dD][c-fC-F][0-9a-fA-F]{2}))?")
 
 
@@ -237,5 +237,6 @@ def documents(value: Any) -> list[Document] | None:
 
 
 def is_object_repr(text: str) -> bool:
-    """Whether ``text`` starts like a Python object's repr with keyword fields (``StopEvent(result=...``)."""
+    """Whether ``text`` starts like a Python object's repr with keyword fields (``StopEvent(result=...``) or is a
+    default one (``<groq.Stream object at 0x7f3f...>``, what OpenInference Groq records for a stream)."""
     return _OBJECT_REPR.match(text) is not None

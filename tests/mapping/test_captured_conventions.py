@@ -25,7 +25,7 @@ def _id(entry: dict[str, Any]) -> str:
 
 def test_every_configuration_and_file_is_present() -> None:
     configurations = json.loads((CAPTURED / "manifest.json").read_text())["configurations"]
-    assert len(configurations) == 47 and len(ENTRIES) == 278
+    assert len(configurations) == 51 and len(ENTRIES) == 300
     assert {e["configuration"] for e in ENTRIES} == set(configurations)
     assert all((CAPTURED / e["file"]).is_file() for e in ENTRIES)
 

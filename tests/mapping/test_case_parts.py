@@ -86,3 +86,13 @@ def test_an_id_less_response_answers_an_id_less_call_in_order() -> None:
     requested = Message("assistant", None, (ToolCall("weather", {"city": "Paris"}),))
     ledger.add_call([ASK, requested, Message("tool", "sun")], [])
     assert list(ledger.calls.values()) == [ToolCall("weather", {"city": "Paris"}, "sun")]
+
+
+def test_a_tool_span_whose_id_matches_no_call_completes_the_same_call() -> None:
+    # Google ADK: the model's call is get_weather_0, the tool span's own id adk-<uuid>
+    ledger = ToolLedger()
+    ledger.add_call([ASK], [ToolCall("weather", {"city": "Paris"}, id="get_weather_0")])
+    ledger.add_executed(ToolCall("weather", {"city": "Paris"}, {"temp": 18}, id="adk-1f2e"))
+    ledger.add_executed(ToolCall("weather", {"city": "Rome"}, "rain", id="adk-9a8b"))  # another call: appended
+    assert list(ledger.calls.values()) == [ToolCall("weather", {"city": "Paris"}, {"temp": 18}, "get_weather_0"),
+                                           ToolCall("weather", {"city": "Rome"}, "rain", "adk-9a8b")]

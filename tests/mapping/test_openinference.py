@@ -408,6 +408,15 @@ def test_root_input_that_is_an_object_repr_falls_back_to_calls() -> None:
     assert whole is not None and whole.input == Q
 
 
+def test_a_default_object_repr_is_no_output() -> None:
+    # OpenInference Groq on a stream: output.value is the stream object's repr, nothing else is recorded
+    llm = oi_span("LLM", {"input.value": json.dumps({"messages": [{"role": "user", "content": Q}]}),
+                          "input.mime_type": "application/json",
+                          "output.value": "<groq.Stream object at 0x7f3f2d2d6690>"})
+    result = run(llm)
+    assert not result.cases and {n.reason for n in result.not_evaluable} == {"no_output"}
+
+
 def test_llamaindex_tool_output_is_unwrapped() -> None:
     tool = oi_span("TOOL", {"tool.name": "get_weather", "input.value": json.dumps({"kwargs": {"city": "Paris"}}),
                             "input.mime_type": "application/json", "output.mime_type": "application/json",

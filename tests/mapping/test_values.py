@@ -196,6 +196,8 @@ def test_python_literals_with_invalid_escapes_parse_without_a_warning() -> None:
 @pytest.mark.parametrize(("text", "expected"), [
     ("StopEvent(result=AgentOutput(response=...", True),
     ("AgentOutput()", True),
+    ("<groq.Stream object at 0x7f3f2d2d6690>", True),
+    ("<b>Bold</b> object at the end", False),
     ("Paris is the capital (of France).", False),
     ("The answer is Foo(bar=1).", False),
     ("print(x=1)", False),
