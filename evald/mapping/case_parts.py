@@ -74,12 +74,18 @@ def extent_ms(spans: Iterable[SpanRecord]) -> float | None:
     return (max(s.end_time_unix_nano for s in timed) - min(s.start_time_unix_nano for s in timed)) / 1e6
 
 
+def answered_model(response_model: str | None, request_model: str | None, failed: bool) -> str | None:
+    """The model of a trace case: the last call's response model, else (an emitter that records only the request
+    model: Strands, Semantic Kernel, ...) the model the call asked for, if it answered."""
+    return response_model or (None if failed else request_model)
+
+
 def tool_result(value: Any) -> Any:
     """A tool result: JSON containers parsed, text with escapes decoded, other values as they are; a list of text
     content blocks (``[{"type": "text", "text": ...}]`` or ``[{"text": ...}]``: Anthropic, Bedrock, Strands) is
     read as its text, a single Bedrock ``[{"json": ...}]`` block as its value."""
     parsed = parse_json_container(value)
-    if isinstance(parsed, str):
+    if isinstance(parsed, str | bytes):
         return as_text(parsed) or parsed
     if isinstance(parsed, list) and parsed and all(_is_text_block(b) for b in parsed):
         return tool_result("\n".join(b["text"] for b in parsed))
@@ -175,11 +181,15 @@ class ToolLedger:
         if not call.id:
             key = self._open(call.name)
         elif call.id not in self.calls:
-            key = next((k for k, v in self.calls.items() if k not in self._executed and v.name == call.name
-                        and (call.arguments is None or v.arguments == call.arguments)), None)
+            key = self._unexecuted(call)
         key = self.add(call, key=key)
         if key is not None:
             self._executed.add(key)
+
+    def _unexecuted(self, call: ToolCall) -> str | None:
+        """The first call of the same name and arguments that no tool span has completed yet."""
+        return next((k for k, v in self.calls.items() if k not in self._executed and v.name == call.name
+                     and (call.arguments is None or v.arguments == call.arguments)), None)
 
     def _open(self, name: str) -> str | None:
         return next((k for k, v in self.calls.items()

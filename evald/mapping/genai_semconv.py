@@ -23,6 +23,7 @@ from evald.interfaces import MappingResult, NotEvaluable
 from evald.mapping import vendor_payloads as vendor
 from evald.mapping.case_parts import (
     ToolLedger,
+    answered_model,
     extent_ms,
     lineage,
     not_evaluable_reason,
@@ -163,8 +164,8 @@ class GenAISemconvMapper:
             messages=last.messages, tool_calls=tuple(tools.values()),
             latency_ms=roots[0].duration_ms if len(roots) == 1 else extent_ms(spans),
             token_count=sum_known((tin, tout)), metadata=meta, trace_id=trace.trace_id, span_id=anchor.span_id,
-            scope="trace", model=as_str(last.attrs.get(sc.RESPONSE_MODEL)) or (  # else what was asked, if it answered
-                None if last.error else as_str(last.attrs.get(sc.REQUEST_MODEL))),
+            scope="trace", model=answered_model(as_str(last.attrs.get(sc.RESPONSE_MODEL)),
+                                                as_str(last.attrs.get(sc.REQUEST_MODEL)), last.error),
             request_model=as_str(last.attrs.get(sc.REQUEST_MODEL)),
             provider=next((p for c in reversed(calls) if (p := sc.provider_of(c.attrs))), None),
             system_prompt=system, input_tokens=tin, output_tokens=tout, error=error,

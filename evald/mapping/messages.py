@@ -315,8 +315,10 @@ def _finish_reasons(raw_outputs: Sequence[Any], events: Sequence[tuple[str, Mapp
 def text_of(messages: Iterable[Message], roles: frozenset[str] | None = None, last: bool = False) -> str | None:
     """Content of the first (or ``last``) message with text whose role is in ``roles`` (any role if None), without
     surrounding whitespace (Strands ends its agent output with a newline)."""
-    found = [t for m in messages if m.content and (roles is None or m.role in roles) and (t := m.content.strip())]
-    return (found[-1] if last else found[0]) if found else None
+    for m in reversed(tuple(messages)) if last else messages:
+        if m.content and (roles is None or m.role in roles) and (text := m.content.strip()):
+            return text
+    return None
 
 
 def is_system_role(role: str) -> bool:

@@ -23,7 +23,15 @@ from typing import Any, ClassVar, Final
 from evald.case import EvalCase, ToolCall, new_eval_case
 from evald.interfaces import MappingResult, NotEvaluable
 from evald.mapping import openinference_fields as oi
-from evald.mapping.case_parts import ToolLedger, extent_ms, lineage, not_evaluable_reason, span_end, sum_known
+from evald.mapping.case_parts import (
+    ToolLedger,
+    answered_model,
+    extent_ms,
+    lineage,
+    not_evaluable_reason,
+    span_end,
+    sum_known,
+)
 from evald.mapping.genai_semconv import GenAISemconvMapper
 from evald.mapping.openinference_calls import LLMCall, read_call, scalar_parameters
 from evald.mapping.openinference_payloads import answer_text, payload, user_text
@@ -136,7 +144,7 @@ class OpenInferenceMapper:
             tool_calls=tuple(tools.values()), latency_ms=anchor.duration_ms if len(roots) == 1 else extent_ms(spans),
             token_count=total, cost_usd=sum_known(c.cost_usd for c in calls), tags=_tags(spans), metadata=meta,
             trace_id=trace.trace_id, span_id=anchor.span_id,
-            scope="trace", model=last.response_model or (None if last.error else last.request_model),
+            scope="trace", model=answered_model(last.response_model, last.request_model, last.error),
             request_model=last.request_model,
             provider=next((p for c in reversed(calls) if (p := c.provider)), None),
             system_prompt=next((c.system for c in calls if c.system), None), input_tokens=prompt,
@@ -261,5 +269,5 @@ def _tags(spans: Iterable[SpanRecord]) -> tuple[str, ...]:
 
 def _records_no_exchange(call: LLMCall) -> bool:
     """No user input, no output, no usage, no failure: a helper span of the framework, not a model call."""
-    return (call.input_text is None and not call.outputs and not call.error and call.prompt_tokens is None
-            and call.completion_tokens is None and call.total_tokens is None)
+    return (not call.outputs and not call.error and call.prompt_tokens is None and call.completion_tokens is None
+            and call.total_tokens is None and call.input_text is None)

@@ -18,19 +18,11 @@ from dataclasses import replace
 from typing import Any
 
 from evald.case import Document, ToolCall
-from evald.mapping import case_parts
 from evald.mapping import openinference_fields as oi
+from evald.mapping.case_parts import tool_result
 from evald.mapping.openinference_payloads import payload
-from evald.mapping.values import as_dict, as_str, as_text, is_mapping, parse_json_container, parse_structured
+from evald.mapping.values import as_dict, as_str, is_mapping, parse_json_container, parse_structured
 from evald.model import SpanRecord
-
-
-def tool_result(value: Any) -> Any:
-    """A tool result as the evaluation sees it: a JSON container when the text holds one, else the text (text
-    content blocks as their text, :func:`evald.mapping.case_parts.tool_result`)."""
-    if isinstance(value, bytes):
-        return as_text(value) or value
-    return case_parts.tool_result(value)
 
 
 def _tool_message(value: Any) -> Mapping[str, Any] | None:

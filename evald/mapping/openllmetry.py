@@ -26,6 +26,7 @@ from evald.interfaces import MappingResult, NotEvaluable
 from evald.mapping import openllmetry_attrs as ol
 from evald.mapping.case_parts import (
     ToolLedger,
+    answered_model,
     extent_ms,
     lineage,
     not_evaluable_reason,
@@ -155,8 +156,9 @@ class OpenLLMetryMapper:
             tool_calls=tuple(ledger.calls.values()),
             latency_ms=roots[0].duration_ms if len(roots) == 1 else extent_ms(spans),
             token_count=_token_count(tin, tout, totals), metadata=meta, trace_id=trace.trace_id,
-            span_id=anchor.span_id, scope="trace", model=as_str(last.attrs.get(sc.RESPONSE_MODEL)) or (
-                None if last.error is not None else as_str(last.attrs.get(sc.REQUEST_MODEL))),
+            span_id=anchor.span_id, scope="trace", model=answered_model(
+                as_str(last.attrs.get(sc.RESPONSE_MODEL)), as_str(last.attrs.get(sc.REQUEST_MODEL)),
+                last.error is not None),
             request_model=as_str(last.attrs.get(sc.REQUEST_MODEL)),
             provider=next((p for c in reversed(calls) if (p := sc.provider_of(c.attrs))), None),
             system_prompt=next((c.content.system for c in calls if c.content.system), None),

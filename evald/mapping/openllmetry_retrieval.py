@@ -79,7 +79,8 @@ def span_documents(span: SpanRecord, warnings: list[str]) -> list[Document]:
     if not docs and ENTITY_OUTPUT in attrs:
         docs.extend(entity_documents(decode(attrs[ENTITY_OUTPUT])))
     raw_input = attrs.get(ENTITY_INPUT)
-    if not docs and raw_input is not None and (not isinstance(raw_input, str) or "ocument" in raw_input):
+    if not docs and raw_input is not None and (
+            not isinstance(raw_input, str) or "document" in raw_input or "Document" in raw_input):
         data = decode(raw_input)
         inputs = data.get("inputs") if is_mapping(data) else None
         if is_mapping(inputs):

@@ -35,6 +35,8 @@ def is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
     if value is None or isinstance(value, _NOT_MAPPINGS):
         return False
     return isinstance(value, Mapping)
+
+
 #: a Python object's repr (``StopEvent(result=...)``, ``AgentOutput()``): a framework's internal value, not prose
 _OBJECT_REPR = re.compile(r"[A-Z][A-Za-z0-9_]*\((?:[a-z_][A-Za-z0-9_]*=|\))|<[\w.]+ object at 0x[0-9a-fA-F]+>$")
 _ESCAPED_CODE_UNIT = re.compile(r"\\u([0-9a-fA-F]{4})(?:\\u([dD][c-fC-F][0-9a-fA-F]{2}))?")

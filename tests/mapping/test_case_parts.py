@@ -11,12 +11,16 @@ from evald.mapping.case_parts import ToolLedger, tool_result
 ASK = Message("user", "Weather in Paris and Rome?")
 
 
-def test_responses_complete_their_calls_by_id() -> None:
+def paris_and_rome(first: str, second: str) -> tuple[ToolLedger, Message]:
+    """A ledger after a model call that requested two calls with these ids, and the message that requested them."""
+    calls = (ToolCall("weather", {"city": "Paris"}, id=first), ToolCall("weather", {"city": "Rome"}, id=second))
     ledger = ToolLedger()
-    ledger.add_call([ASK], [ToolCall("weather", {"city": "Paris"}, id="c1"), ToolCall("weather", {"city": "Rome"},
-                                                                                       id="c2")])
-    requested = Message("assistant", None, (ToolCall("weather", {"city": "Paris"}, id="c1"),
-                                            ToolCall("weather", {"city": "Rome"}, id="c2")))
+    ledger.add_call([ASK], calls)
+    return ledger, Message("assistant", None, calls)
+
+
+def test_responses_complete_their_calls_by_id() -> None:
+    ledger, requested = paris_and_rome("c1", "c2")
     ledger.add_call([ASK, requested, Message("tool", "rain", tool_call_id="c2"),
                      Message("tool", "sun", tool_call_id="c1")], [])
     assert [(c.id, c.result) for c in ledger.calls.values()] == [("c1", "sun"), ("c2", "rain")]
@@ -24,11 +28,7 @@ def test_responses_complete_their_calls_by_id() -> None:
 
 def test_responses_whose_ids_do_not_line_up_answer_the_requested_calls_in_order() -> None:
     # OpenLLMetry's Responses API spans: the call carries the item id (fc_...), its result the call id (call_...)
-    ledger = ToolLedger()
-    ledger.add_call([ASK], [ToolCall("weather", {"city": "Paris"}, id="fc_1"), ToolCall("weather", {"city": "Rome"},
-                                                                                         id="fc_2")])
-    requested = Message("assistant", None, (ToolCall("weather", {"city": "Paris"}, id="fc_1"),
-                                            ToolCall("weather", {"city": "Rome"}, id="fc_2")))
+    ledger, requested = paris_and_rome("fc_1", "fc_2")
     ledger.add_call([ASK, requested, Message("tool", '{"sky": "sun"}', tool_call_id="call_a"),
                      Message("tool", "rain", tool_call_id="call_b")], [])
     assert [(c.id, c.result) for c in ledger.calls.values()] == [("fc_1", {"sky": "sun"}), ("fc_2", "rain")]
@@ -64,6 +64,7 @@ def test_an_id_less_response_completes_the_open_call_of_its_name() -> None:
     ([{"type": "text", "text": "sunny"}, {"type": "text", "text": "warm"}], "sunny\nwarm"),  # Anthropic
     ([{"text": "a", "score": 1}], [{"text": "a", "score": 1}]),  # records with more fields stay data
     ([{"json": {"temp": 18}}], {"temp": 18}),  # a Bedrock Converse toolResult block
+    (b"sunny", "sunny"),  # a bytes AnyValue
     ([], []),
 ])
 def test_tool_results_in_text_content_blocks_are_their_text(content: object, expected: object) -> None:
