@@ -112,9 +112,10 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(length) or b"{}")
         STATE.requests.append({"path": self.path, "body": body})
         STATE.counter += 1
-        if self.path.rstrip("/").endswith("/chat/completions"):
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path.endswith("/chat/completions"):
             self._openai(body)
-        elif self.path.rstrip("/").endswith("/messages"):
+        elif path.endswith("/messages"):
             self._anthropic(body)
         else:
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
