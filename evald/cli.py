@@ -1,6 +1,7 @@
-"""Command line: ``evald run | validate | list-metrics | replay | version``.
+"""Command line: ``evald run | validate | list-metrics | replay | version`` (and ``evald --version``).
 
-Exit codes: 0 success; 1 replay gate failed (``--fail-under``) or runtime failure; 2 invalid config or usage.
+Exit codes: 0 success; 1 replay gate failed (``--fail-under``) or runtime failure; 2 invalid config or usage, a
+config that scores nothing in a role that scores (``metrics: []``), or a replay input that could not be read.
 """
 
 from __future__ import annotations
@@ -9,21 +10,40 @@ import argparse
 import asyncio
 import gc
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from evald import __version__
-from evald.config.loader import ResolvedConfig, load_config
+from evald.config.loader import ResolvedConfig, load_config, scoring_problems
 from evald.config.model import ROLES
 from evald.errors import ConfigError
 
 EXIT_GATE = 1
 EXIT_CONFIG = 2
 
+logger = logging.getLogger(__name__)
+
+
+def version_text() -> str:
+    from evald.native import COMPILED_MODULES, compiled
+
+    return f"evald {__version__} ({len(compiled())}/{len(COMPILED_MODULES)} hot modules compiled with mypyc)"
+
+
+class _VersionAction(argparse.Action):
+    """``evald --version``: what ``evald version`` prints (argparse's own action takes a fixed string)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        print(version_text())
+        parser.exit()
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="evald", description="OpenTelemetry collector-side evaluation daemon")
+    parser.add_argument("--version", action=_VersionAction, nargs=0, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="start the daemon (embedded default config unless --config is given)")
     run.add_argument("-c", "--config", help="YAML config file")
@@ -61,9 +81,7 @@ def _load(path: str | None) -> ResolvedConfig | None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "version":
-        from evald.native import COMPILED_MODULES, compiled
-
-        print(f"evald {__version__} ({len(compiled())}/{len(COMPILED_MODULES)} hot modules compiled with mypyc)")
+        print(version_text())
         return 0
     if args.command == "list-metrics":
         return _list_metrics(args.format)
@@ -71,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cfg = _load(args.config)
         if cfg is None or _role_problems(cfg, args.role):
             return EXIT_CONFIG
-        print(f"{args.config}: configuration is valid ({len(cfg.metrics)} metrics, "
+        print(f"{args.config}: configuration is valid ({_metrics_text(cfg)}, "
               f"receivers: {', '.join(cfg.receivers) or 'none'}, exporters: {', '.join(cfg.exporters) or 'none'})")
         return 0
     if args.command == "run":
@@ -84,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("--fail-under must be within [0, 1]", file=sys.stderr)
             return EXIT_CONFIG
         cfg = _load(args.config)
-        if cfg is None:
+        if cfg is None or _role_problems(cfg, "all"):  # replay scores: `metrics: []` is refused as by `run`
             return EXIT_CONFIG
         return _replay(args, cfg)
     return EXIT_CONFIG
@@ -107,11 +125,24 @@ def tune_gc() -> None:
     gc.set_threshold(GC_GEN0_THRESHOLD, gen1, gen2)
 
 
+def _metrics_text(cfg: ResolvedConfig) -> str:
+    if cfg.default_metrics:
+        return f"{len(cfg.metrics)} metrics [the default set, as there is no `metrics` key: {_kinds(cfg)}]"
+    return f"{len(cfg.metrics)} metrics"
+
+
+def _kinds(cfg: ResolvedConfig) -> str:
+    return ", ".join(spec.name or spec.kind for spec in cfg.metrics)
+
+
 def _role_problems(cfg: ResolvedConfig, role: str | None) -> bool:
-    """Print why ``cfg`` cannot run as ``role`` (``--role``, else ``role:`` in the config); True if it cannot."""
+    """Print why ``cfg`` cannot run as ``role`` (``--role``, else ``role:`` in the config); True if it cannot.
+
+    Besides what the role needs (evald/ingest/roles.py), a role that scores refuses ``metrics: []``."""
     from evald.ingest.roles import role_problems
 
-    problems = role_problems(cfg, role or cfg.root.role)
+    role = role or cfg.root.role
+    problems = role_problems(cfg, role) + scoring_problems(cfg, role)
     if problems:
         print(ConfigError(problems).report(), file=sys.stderr)
     return bool(problems)
@@ -122,6 +153,8 @@ def _run(cfg: ResolvedConfig, role: str = "all") -> int:
     from evald.service import EvaldService
 
     configure_logging(cfg.root.telemetry.logs.level, cfg.root.telemetry.logs.format)
+    if cfg.default_metrics and role != "ingest":
+        logger.info("no metrics configured: using the default metric set: %s", _kinds(cfg))
 
     async def serve() -> None:
         if role == "ingest":

@@ -1,7 +1,13 @@
 """Load, interpolate and validate a config; report every problem at once with its YAML path.
 
 ``${env:VAR}`` (or ``${VAR}``) in any string is replaced by the environment variable; ``${env:VAR:-default}``
-gives a default; ``$$`` is a literal ``$``. A missing variable without a default is a config error.
+gives a default; ``$$`` is a literal ``$``. A missing variable without a default is a config error, reported once
+at its path (what the empty value left in its place would make the validators say is dropped).
+
+An empty file (or one holding only comments) is an error. A config without a ``metrics`` key gets the embedded
+default config's metric set (``ResolvedConfig.default_metrics`` says so, for the start log); ``metrics: []`` is
+valid here and refused by the roles that score (``scoring_problems``). Unknown keys, component types and metric
+kinds are reported with the nearest known names (problems.py, suggest.py).
 
 Validation runs in two passes: the root shape (``EvaldConfig``), then every ``receivers``/``exporters`` entry
 against its factory's config model and every ``metrics`` entry against its metric's ``Options`` model, so
@@ -24,6 +30,8 @@ from pydantic import ValidationError
 from evald.components import EXPORTER_FACTORIES, RECEIVER_FACTORIES, Factory, component_type
 from evald.config.base import ComponentConfig
 from evald.config.model import EvaldConfig
+from evald.config.problems import pydantic_problems, without_duplicates
+from evald.config.suggest import did_you_mean
 from evald.errors import ConfigError
 from evald.pipeline.bindings import MetricSpec
 from evald.pipeline.conditions import check_conditions
@@ -37,10 +45,27 @@ class ResolvedConfig:
     receivers: dict[str, ComponentConfig]
     exporters: dict[str, ComponentConfig]
     metrics: list[MetricSpec]
+    #: True when the config had no ``metrics`` key and got the embedded default metric set
+    default_metrics: bool = False
 
 
 def default_config_text() -> str:
     return resources.files("evald.config").joinpath("default.yaml").read_text(encoding="utf-8")
+
+
+def default_metric_blocks() -> list[dict[str, Any]]:
+    """The ``metrics`` entries of the embedded default config (what a config without ``metrics`` gets)."""
+    blocks: list[dict[str, Any]] = yaml.safe_load(default_config_text())["metrics"]
+    return blocks
+
+
+def scoring_problems(config: ResolvedConfig, role: str) -> list[tuple[str, str]]:
+    """Why ``config`` would score nothing in ``role`` (empty when it would score, or when ``role`` does not score)."""
+    if role == "ingest" or config.metrics:
+        return []
+    kinds = ", ".join(str(block["kind"]) for block in default_metric_blocks())
+    return [("metrics", f"`metrics: []` evaluates nothing in role `{role}`: list metrics (`evald list-metrics`), or "
+                        f"leave the key out for the default set ({kinds})")]
 
 
 def load_config(path: str | Path | None, environ: Mapping[str, str] | None = None) -> ResolvedConfig:
@@ -66,7 +91,8 @@ def parse_config(text: str, source: str = "<string>", environ: Mapping[str, str]
             where += f" ({context} started at line {context_mark.line + 1}, column {context_mark.column + 1})"
         raise ConfigError([("", f"{source} is not valid YAML{where}: {getattr(err, 'problem', err)}")]) from err
     if raw is None:
-        raw = {}
+        raise ConfigError([("", f"{source} is empty: it holds no settings (use `evald run` without --config for "
+                                "the embedded default config, or start from config/minimal.yaml)")])
     if not isinstance(raw, dict):
         raise ConfigError([("", f"{source}: the top level must be a mapping, got {type(raw).__name__}")])
     problems: list[tuple[str, str]] = []
@@ -75,11 +101,16 @@ def parse_config(text: str, source: str = "<string>", environ: Mapping[str, str]
 
 
 def validate_config(raw: dict[str, Any], problems: list[tuple[str, str]] | None = None) -> ResolvedConfig:
+    """Validate an interpolated config; ``problems`` are the interpolation's (their paths hold no usable value)."""
+    unbuilt = {path for path, _ in problems or []}
     problems = list(problems or [])
+    default_metrics = "metrics" not in raw
+    if default_metrics:
+        raw = {**raw, "metrics": default_metric_blocks()}
     try:
         root = EvaldConfig.model_validate(raw)
     except ValidationError as err:
-        problems += _pydantic_problems(err, "")
+        problems += pydantic_problems(err, "", EvaldConfig)
         # keep going with what we can to report component problems too
         root = None
     receivers = _validate_components(raw.get("receivers"), "receivers", RECEIVER_FACTORIES, problems)
@@ -89,12 +120,13 @@ def validate_config(raw: dict[str, Any], problems: list[tuple[str, str]] | None 
     else:
         _validate_metrics(_salvage_metric_specs(raw.get("metrics")), problems)
     if problems or root is None:
-        raise ConfigError(problems)
+        raise ConfigError(without_duplicates(problems, unbuilt))
     if "receivers" not in raw:
         receivers = {"otlp": RECEIVER_FACTORIES["otlp"].config_model().model_validate({"grpc": {}, "http": {}})}
     if "exporters" not in raw:
         exporters = {"prometheus": EXPORTER_FACTORIES["prometheus"].config_model().model_validate({})}
-    return ResolvedConfig(root=root, receivers=receivers, exporters=exporters, metrics=list(root.metrics))
+    return ResolvedConfig(root=root, receivers=receivers, exporters=exporters, metrics=list(root.metrics),
+                          default_metrics=default_metrics)
 
 
 def _validate_components(
@@ -105,15 +137,17 @@ def _validate_components(
     out: dict[str, ComponentConfig] = {}
     for component_id, block in section.items():
         path = f"{name}.{component_id}"
-        factory = factories.get(component_type(str(component_id)))
+        kind = component_type(str(component_id))
+        factory = factories.get(kind)
         if factory is None:
-            known = ", ".join(sorted(factories))
-            problems.append((path, f"unknown {name[:-1]} type {component_type(str(component_id))!r} (known: {known})"))
+            hint, known = did_you_mean(kind, factories), ", ".join(sorted(factories))
+            problems.append((path, f"unknown {name[:-1]} type {kind!r}{hint} (known: {known})"))
             continue
+        model = factory.config_model()
         try:
-            out[str(component_id)] = factory.config_model().model_validate(block or {})
+            out[str(component_id)] = model.model_validate(block or {})
         except ValidationError as err:
-            problems += _pydantic_problems(err, path)
+            problems += pydantic_problems(err, path, model)
     return out
 
 
@@ -139,7 +173,7 @@ def _validate_metrics(specs: list[MetricSpec] | list[MetricSpec | None], problem
         try:
             cls.Options.model_validate(spec.options)
         except ValidationError as err:
-            problems += _pydantic_problems(err, f"{path}.options")
+            problems += pydantic_problems(err, f"{path}.options", cls.Options)
     problems += check_conditions(specs)  # `when`: known metrics, scopes that meet, no cycles
 
 
@@ -157,22 +191,6 @@ def _salvage_metric_specs(section: Any) -> list[MetricSpec | None]:
         except ValidationError:
             specs.append(None)
     return specs
-
-
-def _pydantic_problems(err: ValidationError, prefix: str) -> list[tuple[str, str]]:
-    out = []
-    for item in err.errors():
-        path = prefix
-        for part in item["loc"]:
-            if isinstance(part, int):
-                path += f"[{part}]"
-            elif part not in ("function-after", "function-before"):
-                path = f"{path}.{part}" if path else str(part)
-        msg = item["msg"]
-        if item["type"] == "extra_forbidden":
-            msg = "unknown key (not allowed here)"
-        out.append((path, msg))
-    return out
 
 
 def _interpolate(value: Any, environ: Mapping[str, str], path: str, problems: list[tuple[str, str]]) -> Any:

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from evald.components import EXPORTER_FACTORIES, RECEIVER_FACTORIES
+from evald.config.loader import default_metric_blocks
 from evald.config.model import ROLES, EvaldConfig
 
 
@@ -94,13 +95,17 @@ def _section(title: str, model: type[BaseModel], prefix: str) -> list[str]:
 
 
 def render_markdown() -> str:
+    default_kinds = ", ".join(f"`{block['kind']}`" for block in default_metric_blocks())
     lines = [
         "# Configuration reference",
         "",
         "Generated from the pydantic models by `python -m evald.config.reference > docs/configuration.md`;",
         "a test fails when this file is stale. Durations accept `250ms`, `5s`, `2m`, `1h` or seconds.",
         "Strings may use `${env:VAR}` or `${env:VAR:-default}`; `$$` is a literal `$`.",
-        "Unknown keys are errors. `evald validate --config FILE` reports every problem with its YAML path.",
+        "Unknown keys are errors (with the nearest allowed keys). `evald validate --config FILE` reports every",
+        "problem with its YAML path. An empty file is refused. A config without a `metrics` key gets the default",
+        f"metric set ({default_kinds}; the start log says so); `metrics: []` is refused by",
+        "`run` and `validate` in a role that scores (`all`, `score`).",
         "",
         "## Top level",
         "",

@@ -4,7 +4,6 @@ group or ``kind: "package.module:Class"`` in config. An unknown kind fails with 
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from importlib.metadata import entry_points
 
@@ -41,9 +40,10 @@ ENTRY_POINT_GROUP = "evald.metrics"
 
 class UnknownMetricError(LookupError):
     def __init__(self, kind: str, known: list[str]) -> None:
-        close = difflib.get_close_matches(kind, known, n=3, cutoff=0.5)
-        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        super().__init__(f"unknown metric kind {kind!r}{hint} (known: {', '.join(sorted(known))})")
+        from evald.config.suggest import did_you_mean  # only the nearest kinds: there are dozens
+
+        hint = did_you_mean(kind, known) or "; no known kind is close"
+        super().__init__(f"unknown metric kind {kind!r}{hint} (`evald list-metrics` lists all {len(known)})")
 
 
 def _load(target: str) -> type[BaseMetric]:

@@ -29,6 +29,68 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert f"({len(compiled())}/{len(COMPILED_MODULES)} hot modules compiled with mypyc)" in out
 
 
+def test_dash_dash_version_prints_what_version_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["version"]) == 0
+    expected = capsys.readouterr().out
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out == expected
+
+
+def test_validate_says_when_the_default_metric_set_is_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = write(tmp_path, "no_metrics.yaml", "receivers: {}\n")
+    assert main(["validate", "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "3 metrics [the default set, as there is no `metrics` key: error_free, latency, token_usage]" in out
+
+
+@pytest.mark.parametrize("command", ["validate", "run", "replay"])
+def test_an_empty_metric_list_is_refused_in_a_role_that_scores(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    config = write(tmp_path, "empty_metrics.yaml", "receivers: {}\nexporters: {}\nmetrics: []\n")
+    args = [command, "--config", str(config)] + ([str(SPAN_ONLY / "a_chat_correct.pb")] if command == "replay" else [])
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "metrics: `metrics: []` evaluates nothing in role `all`" in err
+    if command == "validate":
+        assert main([command, "--config", str(config), "--role", "score"]) == 2
+        assert "evaluates nothing in role `score`" in capsys.readouterr().err
+        assert main([command, "--config", str(config), "--role", "ingest"]) == 2  # no ingest block; metrics are fine
+        assert "evaluates nothing" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["validate", "run", "replay"])
+def test_an_empty_config_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str) -> None:
+    config = write(tmp_path, "empty.yaml", "# nothing yet\n")
+    args = [command, "--config", str(config)] + ([str(SPAN_ONLY / "a_chat_correct.pb")] if command == "replay" else [])
+    assert main(args) == 2
+    assert f"{config} is empty" in capsys.readouterr().err
+
+
+@pytest.mark.integration
+def test_run_logs_the_default_metric_set_at_start(tmp_path: Path) -> None:
+    from tests.integration.daemon import free_port, start_evald, stop_evald
+
+    admin = free_port()
+    config = write(tmp_path, "evald.yaml", f"""
+receivers:
+  otlp: {{ grpc: {{ endpoint: "127.0.0.1:0" }}, http: {{ endpoint: "127.0.0.1:0" }} }}
+exporters:
+  prometheus: {{ endpoint: "127.0.0.1:{admin}" }}
+""")
+    log = tmp_path / "evald.log"
+    proc = start_evald(config, log, f"http://127.0.0.1:{admin}/readyz")
+    assert stop_evald(proc) == 0
+    lines = log.read_text(encoding="utf-8").splitlines()
+    told = [line for line in lines if "no metrics configured" in line]
+    assert len(told) == 1 and " INFO " in told[0], lines
+    assert told[0].endswith("no metrics configured: using the default metric set: error_free, latency, token_usage")
+
+
 def test_validate_reports_every_problem_with_its_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = write(tmp_path, "bad.yaml", """
 receivers:
