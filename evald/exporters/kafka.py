@@ -12,7 +12,9 @@ Config keys (``exporters.kafka[/name]``, optional extra ``evald[kafka]``):
 Record: value = ``ScoredCase.to_json_line()`` as UTF-8 JSON (docs/replay-format.md), key = the trace id (lowercase
 hex), so every score of one trace lands in one partition, as the Collector's ``partition_traces_by_id`` does.
 
-Failure semantics: ``export`` only queues (the shared helper counts ``queue_full`` drops). The producer connects
+Failure semantics: ``export`` only queues, and holds the pipeline's acknowledgement until each record is written
+(or dropped and counted; with ``sending_queue.storage`` until it is fsync'ed to disk); a full queue makes the
+pipeline wait (``block_on_overflow``, default) or drops and counts ``queue_full``. The producer connects
 lazily on the first send, so a broker that is down at startup delays delivery instead of failing startup; any
 broker error is retried with backoff until ``retry_on_failure.max_elapsed_time``, then counted as
 ``retries_exhausted``. A record over ``max_record_size`` is dropped as ``permanent_error``. Delivery is at least
@@ -32,6 +34,7 @@ from pydantic import Field
 
 from evald.config.base import ComponentConfig, Duration
 from evald.errors import ConfigError, PermanentError
+from evald.exporters.acks import current_ack
 from evald.exporters.sending import SendingQueue
 from evald.exporters.sending_policy import RetryableError, RetryOnFailureConfig, SendingQueueConfig
 from evald.model import ScoredCase
@@ -64,6 +67,19 @@ def _value_size(record: Record) -> int:
     return len(record[1])
 
 
+def _encode_record(record: Record) -> bytes:
+    """A record in the persistent queue: 4-byte big-endian key length, key, value."""
+    key, value = record
+    return len(key).to_bytes(4, "big") + key + value
+
+
+def _decode_record(blob: bytes) -> Record:
+    n = int.from_bytes(blob[:4], "big")
+    if len(blob) < 4 + n:
+        raise ValueError("truncated record")
+    return blob[4:4 + n], blob[4 + n:]
+
+
 class KafkaExporter:
     def __init__(self, config: KafkaExporterConfig, telemetry: Telemetry, *, component_id: str = "kafka") -> None:
         try:
@@ -76,13 +92,21 @@ class KafkaExporter:
         self._queue: SendingQueue[Record] = SendingQueue(
             component_id, self._send, telemetry, queue=config.sending_queue, retry=config.retry_on_failure,
             timeout=config.timeout, batch_size=500, max_item_bytes=config.max_record_size, size_of=_value_size,
+            codec=(_encode_record, _decode_record),
         )
 
     async def start(self) -> None:
         await self._queue.start()
 
+    @property
+    def waits_for_room(self) -> bool:
+        """``export`` waits while the sending queue is full (``block_on_overflow``): the pipeline must not time out."""
+        return self._queue.blocks
+
     async def export(self, batch: Sequence[ScoredCase]) -> None:
-        self._queue.submit(encode_records(batch))  # a record over max_record_size is dropped and counted there
+        """Queue one record per case, holding the pipeline's acknowledgement until each is written (module
+        docstring); a record over max_record_size is dropped and counted by the queue."""
+        await self._queue.put(encode_records(batch), current_ack())
 
     async def shutdown(self, timeout: float) -> None:
         try:

@@ -10,7 +10,12 @@ Config keys (``exporters.langfuse[/name]``):
   rate_limit_per_minute  client-side limit on requests (default 30, Langfuse Cloud's smallest plan; 0 = none)
   batch_size             scores per request (default 100); ``1`` sends one JSON object per request, the form
                          Langfuse servers without batched scores accept
-  sending_queue, retry_on_failure   the shared helper's blocks (evald/exporters/sending_policy.py)
+  sending_queue, retry_on_failure   the shared helper's blocks (evald/exporters/sending_policy.py): a full
+                         queue makes the pipeline wait by default (``block_on_overflow``); ``storage`` keeps the
+                         queue on disk across restarts
+
+Delivery: ``export`` queues the scores and holds the pipeline's acknowledgement until each one is sent or dropped
+and counted (with ``storage``: until it is fsync'ed), so a Kafka source commits only delivered scores.
 
 Wire: ``POST {host}/api/public/scores`` with a JSON array of score bodies (evald/exporters/langfuse_scores.py),
 at most 1,000,000 bytes per request (the endpoint's body limit per the Langfuse SDK). Langfuse Python SDK 5 sends
@@ -34,6 +39,7 @@ from pydantic import Field, SecretStr, field_validator
 
 from evald import __version__
 from evald.config.base import ComponentConfig, Duration
+from evald.exporters.acks import current_ack
 from evald.exporters.langfuse_scores import encode_scores
 from evald.exporters.routing import MetricInfo
 from evald.exporters.sending import SendingQueue
@@ -103,7 +109,7 @@ class LangfuseExporter:
         self._queue: SendingQueue[bytes] = SendingQueue(
             component_id, self._send, telemetry, queue=config.sending_queue, retry=config.retry_on_failure,
             timeout=config.timeout, batch_size=config.batch_size, max_batch_bytes=MAX_BODY_BYTES,
-            size_of=len, rate_limiter=limiter,
+            size_of=len, rate_limiter=limiter, codec=(bytes, bytes),
         )
 
     @property
@@ -127,11 +133,18 @@ class LangfuseExporter:
             )
         await self._queue.start()
 
+    @property
+    def waits_for_room(self) -> bool:
+        """``export`` waits while the sending queue is full (``block_on_overflow``): the pipeline must not time out."""
+        return self._queue.blocks
+
     async def export(self, batch: Sequence[ScoredCase]) -> None:
-        """Queue every score of ``batch`` (never waits on the network; a full queue drops and counts)."""
+        """Queue every score of ``batch``, holding the pipeline's acknowledgement until each is sent or dropped and
+        counted (a persistent queue: until it is on disk). Never waits on the network; a full queue waits for room
+        (``block_on_overflow``) or drops and counts."""
         now = datetime.now(UTC)
-        self._queue.submit(encode_scores(batch, self._infos, environment=self.config.environment,
-                                         timestamp=now))
+        await self._queue.put(encode_scores(batch, self._infos, environment=self.config.environment,
+                                            timestamp=now), current_ack())
 
     async def shutdown(self, timeout: float) -> None:
         """Send what is queued within ``timeout`` (the rest is counted as dropped), then close the client."""

@@ -142,6 +142,11 @@ class FilteredExporter:
     def set_metric_info(self, infos: Mapping[str, MetricInfo]) -> None:
         bind_metric_info([self.inner], infos)
 
+    @property
+    def waits_for_room(self) -> bool:
+        """Whether the wrapped exporter's ``export`` waits for queue room (the pipeline then sets no deadline)."""
+        return bool(getattr(self.inner, "waits_for_room", False))
+
     async def start(self) -> None:
         await self.inner.start()
 

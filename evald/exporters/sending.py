@@ -7,7 +7,14 @@ An exporter turns scores into items (e.g. one serialised JSON score each), hands
 (``sending_queue``, ``retry_on_failure``) and the backoff live in :mod:`evald.exporters.sending_policy`.
 
 Behaviour:
-  * ``submit`` drops (as ``permanent_error``) an item over ``max_item_bytes`` or too big for a batch alone.
+  * ``put(items, ack)`` accepts items; when the queue is full it waits for room (``block_on_overflow``, the
+    default: the caller, the pipeline's worker, stops and backpressure reaches the receivers) or drops the rest as
+    ``queue_full``. ``submit`` is the non-waiting form (in-memory queue only). An item over ``max_item_bytes`` or
+    too big for a batch alone is dropped as ``permanent_error``.
+  * Acknowledgement: in memory, each item holds ``ack`` (the source's Delivery, evald/exporters/acks.py) until it
+    is sent or dropped and counted, so a Kafka offset is committed only after delivery. With ``storage`` (the
+    persistent queue, evald/exporters/persistent_queue.py) ``put`` returns once the items are fsync'ed to disk:
+    that is the acknowledgement, and a restarted evald sends what is on disk.
   * ``num_consumers`` tasks each take up to ``batch_size`` items (and at most ``max_batch_bytes``) from the queue,
     after waiting for a rate-limit token when the exporter has a :class:`TokenBucket`, so batches grow while the
     limiter holds them back.
@@ -15,7 +22,8 @@ Behaviour:
     (a positive Retry-After; it also pauses every other consumer of the exporter) or else a jittered backoff,
     until ``retry_on_failure.max_elapsed_time`` after the batch's first attempt.
   * ``shutdown(timeout)`` stops accepting, keeps sending (and retrying while the retry fits in the deadline) until
-    the queue is empty or the deadline passes, then cancels what is in flight and counts the rest.
+    the queue is empty or the deadline passes, then cancels what is in flight and counts the rest as ``shutdown``
+    (a persistent queue keeps the rest on disk for the next start instead; nothing is counted).
 
 Self-metrics (evald/exporters/sending_metrics.py; on the service registry, labelled by exporter id):
   ``evald_exporter_sent_scores_total{exporter}``, ``evald_exporter_dropped_scores_total{exporter,reason}`` with
@@ -31,28 +39,31 @@ import contextlib
 import logging
 import random
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from evald.errors import PermanentError
+from evald.exporters.sending_buffer import Ack, Buffer, Entry, MemoryBuffer, release
 from evald.exporters.sending_metrics import DROP_REASONS, ExporterInstruments, exporter_instruments
 from evald.exporters.sending_policy import (
     PartiallyRejected,
-    RetryableError,
     RetryOnFailureConfig,
     SendingQueueConfig,
     TokenBucket,
     backoff_delay,
+    classify_error,
+    describe_error,
     hinted_delay,
 )
 from evald.telemetry import RateLimitedLog, Telemetry
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["DROP_REASONS", "ExporterInstruments", "SendingQueue", "exporter_instruments"]
+__all__ = ["DROP_REASONS", "Codec", "ExporterInstruments", "SendingQueue", "exporter_instruments"]
 
 T = TypeVar("T")
+#: How a persistent queue stores an item: (encode to bytes, decode from bytes).
+Codec = tuple[Callable[[T], bytes], Callable[[bytes], T]]
 
 
 class SendingQueue(Generic[T]):
@@ -74,10 +85,12 @@ class SendingQueue(Generic[T]):
         rate_limiter: TokenBucket | None = None,
         rng: Callable[[], float] = random.random,
         clock: Callable[[], float] = time.monotonic,
+        codec: Codec[T] | None = None,
     ) -> None:
         self.exporter_id = exporter_id
         self._send = send
         self._queue_cfg = queue
+        self._max_stored = None if queue.storage is None else int(queue.storage.max_megabytes * 1024 * 1024)
         self._retry = retry
         self._timeout = timeout
         self._batch_size = max(1, batch_size)
@@ -90,8 +103,16 @@ class SendingQueue(Generic[T]):
         self._limiter = rate_limiter
         self._rng = rng
         self._clock = clock
-        self._items: deque[T] = deque()
-        self._inflight: dict[int, list[T]] = {}
+        self._buffer: Buffer[T] = MemoryBuffer()
+        if queue.storage is not None:
+            if codec is None:
+                raise ValueError(f"exporter {exporter_id}: a persistent queue needs a codec")
+            from evald.exporters.persistent_queue import SqliteBuffer
+
+            self._buffer = SqliteBuffer(queue.storage, exporter_id, codec, self._size_of)
+        self._inflight: dict[int, list[Entry[T]]] = {}
+        self._room = asyncio.Event()
+        self._put_lock = asyncio.Lock()  # producers waiting for room enter in order
         self._not_empty = asyncio.Event()
         self._stopping = asyncio.Event()
         self._blocked_until = 0.0
@@ -109,35 +130,91 @@ class SendingQueue(Generic[T]):
 
     # ---- producer side -------------------------------------------------------------------------------------
 
-    def submit(self, items: Sequence[T]) -> int:
-        """Queue ``items`` without waiting; returns how many were accepted (the rest are dropped and counted)."""
+    @property
+    def blocks(self) -> bool:
+        """True when a full queue makes :meth:`put` wait (the pipeline must not time the wait out)."""
+        return self._queue_cfg.block_on_overflow
+
+    def _entries(self, items: Sequence[T], ack: Ack | None) -> list[Entry[T]]:
+        entries, too_big = [], 0
+        for item in items:
+            size = self._size_of(item)
+            if self._max_item is not None and size > self._max_item:
+                too_big += 1
+            else:
+                entries.append(Entry(item, size, ack))
+        if too_big:
+            self._drop("permanent_error", too_big, f"item larger than {self._max_item} bytes")
+        return entries
+
+    def _fitting(self, entries: Sequence[Entry[T]]) -> int:
+        """How many of ``entries`` (from the front) fit in the queue now."""
+        n = min(len(entries), max(0, self._queue_cfg.queue_size - self._buffer.count))
+        if self._max_stored is not None:
+            room, fit = self._max_stored - self._buffer.nbytes, 0
+            while fit < n and entries[fit].size <= room:
+                room -= entries[fit].size
+                fit += 1
+            n = fit
+        return n
+
+    def submit(self, items: Sequence[T], ack: Ack | None = None) -> int:
+        """Queue ``items`` without waiting (in-memory queue only); returns how many were accepted, the rest are
+        dropped and counted (``queue_full``)."""
         if not items:
             return 0
         if self._closing:
             self._drop("shutdown", len(items), "exporter is shutting down")
             return 0
-        accepted = too_big = 0
-        room = self._queue_cfg.queue_size - len(self._items)
-        for item in items:
-            if self._max_item is not None and self._size_of(item) > self._max_item:
-                too_big += 1
-            elif accepted < room:
-                self._items.append(item)
-                accepted += 1
-        if too_big:
-            self._drop("permanent_error", too_big, f"item larger than {self._max_item} bytes")
-        full = len(items) - accepted - too_big
-        if full:
-            self._drop("queue_full", full, f"sending queue full ({self._queue_cfg.queue_size})")
-        if accepted:
-            self._size_gauge.set(len(self._items))
-            self._not_empty.set()
+        if not isinstance(self._buffer, MemoryBuffer):
+            raise TypeError("submit() is for the in-memory queue; use put()")
+        entries = self._entries(items, ack)
+        accepted = self._fitting(entries)
+        self._buffer.add_nowait(entries[:accepted])
+        if len(entries) > accepted:
+            self._drop("queue_full", len(entries) - accepted, f"sending queue full ({self._queue_cfg.queue_size})")
+        self._added(accepted)
         return accepted
+
+    async def put(self, items: Sequence[T], ack: Ack | None = None) -> int:
+        """Queue ``items``, waiting for room while the queue is full if ``block_on_overflow`` (else the rest are
+        dropped as ``queue_full``). Returns how many were accepted; what was not is counted (``shutdown`` when the
+        exporter stops or the caller is cancelled while waiting)."""
+        entries = self._entries(items, ack) if items else []
+        done, reason = 0, "queue_full"
+        try:
+            async with self._put_lock:
+                while done < len(entries) and not self._closing:
+                    n = self._fitting(entries[done:])
+                    if n == 0:
+                        if not self._queue_cfg.block_on_overflow:
+                            break
+                        self._room.clear()
+                        await self._room.wait()
+                        continue
+                    await self._buffer.add(entries[done:done + n])
+                    done += n
+                    self._added(n)
+        except asyncio.CancelledError:
+            reason = "shutdown"
+            raise
+        finally:
+            if self._closing:
+                reason = "shutdown"
+            if done < len(entries):
+                self._drop(reason, len(entries) - done, "exporter is shutting down" if reason == "shutdown"
+                           else f"sending queue full ({self._queue_cfg.queue_size})")
+        return done
+
+    def _added(self, n: int) -> None:
+        if n:
+            self._size_gauge.set(self._buffer.count)
+            self._not_empty.set()
 
     @property
     def pending(self) -> int:
         """Items queued or in flight."""
-        return len(self._items) + sum(len(b) for b in self._inflight.values())
+        return self._buffer.count + sum(len(b) for b in self._inflight.values())
 
     async def drain(self, timeout: float) -> bool:
         """Wait until nothing is queued or in flight (tests, replay); False if ``timeout`` passed first."""
@@ -151,8 +228,13 @@ class SendingQueue(Generic[T]):
     # ---- lifecycle ------------------------------------------------------------------------------------------
 
     async def start(self) -> None:
+        """Open the queue (a persistent one loads what an earlier process left) and start the consumers."""
         if self._tasks or self._closing:
             return
+        await self._buffer.open()
+        self._size_gauge.set(self._buffer.count)
+        if self._buffer.count:
+            self._not_empty.set()
         self._tasks = [
             asyncio.create_task(self._consume(i), name=f"evald:{self.exporter_id}:sender-{i}")
             for i in range(self._queue_cfg.num_consumers)
@@ -166,6 +248,7 @@ class SendingQueue(Generic[T]):
         self._deadline = self._clock() + max(0.0, timeout)
         self._stopping.set()
         self._not_empty.set()
+        self._room.set()  # producers waiting for room see the exporter closing
         if self._tasks:
             _, still_running = await asyncio.wait(self._tasks, timeout=max(0.0, timeout))
             for task in still_running:
@@ -174,23 +257,31 @@ class SendingQueue(Generic[T]):
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         left = self.pending
-        self._items.clear()
+        inflight = [e for batch in self._inflight.values() for e in batch]
         self._inflight.clear()
         self._size_gauge.set(0)
-        if left:
+        if self._buffer.durable:
+            if left:
+                logger.warning("exporter %s: %d score(s) left in the persistent queue for the next start",
+                               self.exporter_id, left)
+        elif left:
             self._drop("shutdown", left, f"shutdown deadline ({timeout:g}s) passed")
+        release(inflight)
+        await self._buffer.close()
 
     # ---- consumers ------------------------------------------------------------------------------------------
 
     async def _consume(self, index: int) -> None:
         while True:
-            while not self._items:
+            while not self._buffer.count:
                 if self._closing:
                     return
                 self._not_empty.clear()
                 await self._not_empty.wait()
             await self._wait_gate()
-            batch = self._take()
+            batch = await self._buffer.take(self._batch_size, self._max_bytes)
+            self._size_gauge.set(self._buffer.count)
+            self._room.set()
             if not batch:  # another consumer emptied the queue meanwhile
                 if self._limiter is not None:
                     self._limiter.refund()
@@ -199,21 +290,8 @@ class SendingQueue(Generic[T]):
             try:
                 await self._deliver(index, batch)
             except Exception:  # a bug here must not end the consumer
-                self._finish(index, dropped=("permanent_error", len(batch)))
+                await self._finish(index, dropped=("permanent_error", len(batch)))
                 logger.exception("exporter %s: unexpected error while sending", self.exporter_id)
-
-    def _take(self) -> list[T]:
-        batch: list[T] = []
-        size = 2  # the brackets of a JSON array
-        while self._items and len(batch) < self._batch_size:
-            if self._max_bytes is not None:
-                item_size = self._size_of(self._items[0]) + 1
-                if batch and size + item_size > self._max_bytes:
-                    break
-                size += item_size
-            batch.append(self._items.popleft())
-        self._size_gauge.set(len(self._items))
-        return batch
 
     async def _wait_gate(self) -> None:
         """Honour a server's pause (Retry-After seen by any consumer), then the rate limit."""
@@ -223,8 +301,9 @@ class SendingQueue(Generic[T]):
         if self._limiter is not None:
             await self._limiter.acquire()
 
-    async def _deliver(self, index: int, batch: list[T]) -> None:
+    async def _deliver(self, index: int, entries: list[Entry[T]]) -> None:
         first_attempt = self._clock()
+        batch = [e.item for e in entries]
         retry = 0
         while True:
             if retry:
@@ -234,34 +313,39 @@ class SendingQueue(Generic[T]):
                     await self._send(batch)
             except PartiallyRejected as err:
                 rejected = min(max(err.rejected, 0), len(batch))
-                self._finish(index, sent=len(batch) - rejected, dropped=("permanent_error", rejected), why=str(err))
+                await self._finish(index, sent=len(batch) - rejected, dropped=("permanent_error", rejected),
+                                   why=str(err))
                 return
             except PermanentError as err:
-                self._finish(index, dropped=("permanent_error", len(batch)), why=str(err))
+                await self._finish(index, dropped=("permanent_error", len(batch)), why=str(err))
                 return
             except Exception as err:
-                hint, reason = _classify(err)
+                hint, reason = classify_error(err)
                 if not self._retry.enabled:
-                    self._finish(index, dropped=("retries_exhausted", len(batch)), why=_describe(err))
+                    await self._finish(index, dropped=("retries_exhausted", len(batch)), why=describe_error(err))
                     return
                 # the server's hint wins; none (or 0, which would spin) means our own backoff
                 delay = hinted_delay(hint, self._rng) if hint else backoff_delay(retry, self._retry, self._rng)
                 now = self._clock()
                 if self._retry.max_elapsed_time and now + delay - first_attempt > self._retry.max_elapsed_time:
-                    self._finish(index, dropped=("retries_exhausted", len(batch)), why=_describe(err))
+                    await self._finish(index, dropped=("retries_exhausted", len(batch)), why=describe_error(err))
                     return
                 self._retries.labels(self.exporter_id, reason).inc()
                 self._log.log(logging.WARNING, f"retry:{self.exporter_id}:{reason}",
                               "exporter %s: send failed (%s), retrying in %.2fs", self.exporter_id,
-                              _describe(err), delay)
+                              describe_error(err), delay)
                 if hint:
                     self._blocked_until = max(self._blocked_until, now + delay)
                 retry += 1
                 if not await self._sleep(delay):
-                    self._finish(index, dropped=("shutdown", len(batch)), why="retry would pass the deadline")
+                    if self._buffer.durable:  # it stays on disk for the next start
+                        self._inflight.pop(index, None)
+                    else:
+                        await self._finish(index, dropped=("shutdown", len(batch)),
+                                           why="retry would pass the deadline")
                     return
             else:
-                self._finish(index, sent=len(batch))
+                await self._finish(index, sent=len(batch))
                 return
 
     async def _sleep(self, delay: float) -> bool:
@@ -277,8 +361,10 @@ class SendingQueue(Generic[T]):
         await asyncio.sleep(max(0.0, end - self._clock()))
         return True
 
-    def _finish(self, index: int, sent: int = 0, dropped: tuple[str, int] | None = None, why: str = "") -> None:
-        self._inflight.pop(index, None)
+    async def _finish(self, index: int, sent: int = 0, dropped: tuple[str, int] | None = None, why: str = "") -> None:
+        entries = self._inflight.pop(index, [])
+        await self._buffer.finish(entries)  # memory: releases the acks; persistent: deletes the rows
+        self._room.set()
         if sent:
             self._sent.inc(sent)
         if dropped is not None and dropped[1]:
@@ -289,16 +375,3 @@ class SendingQueue(Generic[T]):
         self._log.log(logging.WARNING, f"drop:{self.exporter_id}:{reason}", "exporter %s dropped %d score(s) (%s): %s",
                       self.exporter_id, count, reason, why)
 
-
-def _classify(err: Exception) -> tuple[float | None, str]:
-    if isinstance(err, RetryableError):
-        return err.retry_after, err.reason
-    if isinstance(err, TimeoutError):
-        return None, "timeout"
-    return None, "error"
-
-
-def _describe(err: Any) -> str:
-    if isinstance(err, TimeoutError):
-        return "attempt timed out"
-    return f"{type(err).__name__}: {err}"[:300]

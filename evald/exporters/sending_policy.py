@@ -1,7 +1,9 @@
 """The policy half of the shared sending helper: its config blocks, error kinds, backoff, retry hints, rate limit.
 
 Config blocks (Collector exporterhelper names, reused by every network exporter):
-  sending_queue     ``queue_size`` (scores waiting; default 1000), ``num_consumers`` (concurrent sends; default 10)
+  sending_queue     ``queue_size`` (scores waiting; default 1000), ``num_consumers`` (concurrent sends; default 10),
+                    ``block_on_overflow`` (a full queue makes the pipeline wait instead of dropping; default true),
+                    ``storage`` (``{directory, max_megabytes}``: a persistent queue on disk; default none = memory)
   retry_on_failure  ``enabled``, ``initial_interval`` (5s), ``max_interval`` (30s), ``max_elapsed_time`` (5m; 0 = no
                     limit), ``multiplier`` (1.5), ``randomization_factor`` (0.5), as in the Collector's configretry
 
@@ -19,7 +21,7 @@ import random
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Self
+from typing import Any, Self
 
 from pydantic import Field, model_validator
 
@@ -27,7 +29,8 @@ from evald.config.base import ComponentConfig, Duration
 from evald.errors import EvaldError, PermanentError
 
 __all__ = [
-    "PartiallyRejected", "PermanentError", "RetryOnFailureConfig", "RetryableError", "SendingQueueConfig",
+    "PartiallyRejected", "PermanentError", "QueueStorageConfig", "RetryOnFailureConfig", "RetryableError",
+    "SendingQueueConfig",
     "TokenBucket", "backoff_delay", "parse_retry_after",
 ]
 
@@ -52,13 +55,31 @@ class PartiallyRejected(PermanentError):
         self.rejected = rejected
 
 
+class QueueStorageConfig(ComponentConfig):
+    directory: str = Field(
+        min_length=1, description="Directory of the persistent queue (one sqlite file per exporter; created if "
+        "missing). What is queued there survives a restart and is sent by the next evald process.",
+    )
+    max_megabytes: float = Field(
+        256.0, gt=0, le=1_048_576, description="Bytes of queued items on disk at most (MiB); beyond it, as when "
+        "`queue_size` is reached, the pipeline waits (`block_on_overflow`) or new scores are dropped.",
+    )
+
+
 class SendingQueueConfig(ComponentConfig):
     queue_size: int = Field(
         1000, gt=0, le=10_000_000,
-        description="Scores waiting to be sent (counted in scores, not requests); beyond it new scores are dropped "
-        "with reason `queue_full`.",
+        description="Scores waiting to be sent (counted in scores, not requests); beyond it the pipeline waits "
+        "(`block_on_overflow: true`) or new scores are dropped with reason `queue_full`.",
     )
     num_consumers: int = Field(10, gt=0, le=256, description="Batches sent concurrently.")
+    block_on_overflow: bool = Field(
+        True, description="A full queue makes the pipeline wait for room (backpressure up to the receivers: Kafka "
+        "pauses its partitions, OTLP refuses with a retry hint) instead of dropping new scores.",
+    )
+    storage: QueueStorageConfig | None = Field(
+        None, description="Persistent queue on disk (`{directory: /var/lib/evald/queue}`); none = in memory.",
+    )
 
 
 class RetryOnFailureConfig(ComponentConfig):
@@ -178,3 +199,19 @@ class TokenBucket:
         """Give back a token that was not used (nothing was left to send)."""
         self._refill()
         self._tokens = min(self.capacity, self._tokens + 1.0)
+
+
+def classify_error(err: Exception) -> tuple[float | None, str]:
+    """A failed attempt's retry hint and its ``evald_exporter_retries_total`` reason."""
+    if isinstance(err, RetryableError):
+        return err.retry_after, err.reason
+    if isinstance(err, TimeoutError):
+        return None, "timeout"
+    return None, "error"
+
+
+def describe_error(err: Any) -> str:
+    """A short text for logs and drop reasons."""
+    if isinstance(err, TimeoutError):
+        return "attempt timed out"
+    return f"{type(err).__name__}: {err}"[:300]

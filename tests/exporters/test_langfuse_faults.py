@@ -15,8 +15,10 @@ import pytest
 
 from evald.case import EvalCase, Score
 from evald.exporters.langfuse import LangfuseExporter, LangfuseExporterConfig
+from evald.exporters.acks import export_ack
+from evald.exporters.sending import DROP_REASONS
 from evald.exporters.sending_policy import format_http_date
-from evald.model import ScoredCase
+from evald.model import Delivery, ScoredCase
 from evald.telemetry import Telemetry
 from tests.exporters.fake_langfuse import PUBLIC_KEY, SECRET_KEY, FakeLangfuse, Planned, sdk_validate
 
@@ -102,7 +104,8 @@ async def test_an_http_date_retry_after_is_honoured(server: FakeLangfuse) -> Non
 async def test_beyond_the_queue_drops_are_counted_and_the_rest_arrives_once(server: FakeLangfuse) -> None:
     tm = Telemetry()
     await server.stop()
-    exporter = exporter_for(server, tm, sending_queue={"queue_size": 10, "num_consumers": 1})
+    exporter = exporter_for(server, tm, sending_queue={"queue_size": 10, "num_consumers": 1,
+                                                       "block_on_overflow": False})
     await exporter.start()
     await exporter.export(cases(10))
     await asyncio.sleep(0.2)  # the consumer took a batch of 5 and is retrying it: 5 queued, room for 5
@@ -115,6 +118,66 @@ async def test_beyond_the_queue_drops_are_counted_and_the_rest_arrives_once(serv
     assert len(server.accepted) == 15 and not server.duplicates()
     assert {s["comment"] for s in server.accepted} == {f"case {i}" for i in range(15)}
     assert count(tm, "evald_exporter_sent_scores_total") == 15
+
+
+async def test_a_full_queue_makes_export_wait_and_nothing_is_dropped(server: FakeLangfuse) -> None:
+    tm = Telemetry()
+    await server.stop()
+    exporter = exporter_for(server, tm, sending_queue={"queue_size": 10, "num_consumers": 1})
+    assert exporter.waits_for_room
+    await exporter.start()
+    await exporter.export(cases(10))
+    await asyncio.sleep(0.2)  # a batch of 5 in flight (retrying), 5 queued: room for 5 of the next 15
+    blocked = asyncio.create_task(exporter.export(cases(15, start=10)))
+    await asyncio.sleep(0.5)
+    assert not blocked.done()  # the pipeline's worker waits here: backpressure instead of queue_full
+    assert exporter.queue.pending == 15
+    await server.start()
+    await asyncio.wait_for(blocked, 10)
+    assert await exporter.queue.drain(10)
+    await exporter.shutdown(5)
+    assert len(server.accepted) == 25 and not server.duplicates()
+    assert {s["comment"] for s in server.accepted} == {f"case {i}" for i in range(25)}
+    assert count(tm, "evald_exporter_sent_scores_total") == 25
+    assert sum(count(tm, "evald_exporter_dropped_scores_total", reason=r) for r in DROP_REASONS) == 0
+
+
+async def test_the_acknowledgement_waits_for_delivery_not_for_the_queue(server: FakeLangfuse) -> None:
+    tm = Telemetry()
+    await server.stop()
+    exporter = exporter_for(server, tm)
+    await exporter.start()
+    acked: list[float] = []
+    delivery = Delivery(lambda: acked.append(time.monotonic()))
+    token = export_ack.set(delivery)
+    try:
+        await exporter.export(cases(12))
+    finally:
+        export_ack.reset(token)
+    delivery.seal()  # what the pipeline does once export() returned
+    await asyncio.sleep(0.5)
+    assert not acked  # queued, not delivered: a Kafka source must not commit yet
+    await server.start()
+    await wait_until(lambda: bool(acked))
+    assert len(server.accepted) == 12  # every score had arrived when the acknowledgement came
+    await exporter.shutdown(2)
+
+
+async def test_a_dropped_score_releases_its_acknowledgement(server: FakeLangfuse) -> None:
+    tm = Telemetry()
+    server.plan(Planned(400, body={"message": "bad"}))
+    exporter = exporter_for(server, tm)
+    await exporter.start()
+    delivery = Delivery()
+    token = export_ack.set(delivery)
+    try:
+        await exporter.export(cases(3))
+    finally:
+        export_ack.reset(token)
+    delivery.seal()
+    await wait_until(lambda: delivery.done)
+    assert count(tm, "evald_exporter_dropped_scores_total", reason="permanent_error") == 3
+    await exporter.shutdown(2)
 
 
 async def test_a_server_down_past_max_elapsed_time_drops_with_a_reason(server: FakeLangfuse) -> None:
