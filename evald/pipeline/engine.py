@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -25,9 +26,10 @@ from pydantic import Field
 from evald.assembly.completion import Completion
 from evald.case import SPAN_END_METADATA, EvalCase
 from evald.config.base import ComponentConfig, Duration
+from evald.exporters.acks import export_ack
 from evald.interfaces import Exporter
 from evald.mapping.router import MapperRouter
-from evald.model import AssembledTrace, ScoredCase
+from evald.model import AssembledTrace, Delivery, ScoredCase
 from evald.pipeline.bindings import MetricBinding
 from evald.pipeline.case_queue import CaseQueue
 from evald.pipeline.conversations import ConversationTracker
@@ -82,6 +84,11 @@ def _with_facts(case: EvalCase, facts: dict[str, int]) -> EvalCase:
     """``replace(case, metadata={**case.metadata, **facts})`` at half the cost (this runs for every case): the
     fields are read by two C-level getters and passed positionally, instead of replace()'s per-call field walk."""
     return EvalCase(*_BEFORE_META(case), {**case.metadata, **facts}, *_AFTER_META(case))  # type: ignore[call-arg]
+
+
+def _release_all(batch: list[_Work]) -> None:
+    for work in batch:
+        work.completion.release()
 
 
 class EvaluationPipeline:
@@ -218,14 +225,18 @@ class EvaluationPipeline:
             batch = [await self._queue.get()]
             while len(batch) < _MAX_BATCH and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
+            # exporters that send later hold this until their scores are delivered (evald/exporters/acks.py)
+            ack = Delivery(functools.partial(_release_all, batch))
+            token = export_ack.set(ack)
             try:
                 await self._fan_out(await self._score_batch(batch))
             except Exception:  # never let a worker die
                 self._tm.cases_dropped.labels("worker_error").inc(len(batch))
                 logger.exception("worker failed on a batch of %d cases", len(batch))
             finally:
-                for work in batch:
-                    work.completion.release()
+                export_ack.reset(token)
+                ack.seal()
+                for _ in batch:
                     self._queue.task_done()
 
     async def _score_batch(self, batch: list[_Work]) -> list[ScoredCase]:
@@ -261,8 +272,10 @@ class EvaluationPipeline:
         if not batch:
             return
         for exporter in self._exporters:
+            # an exporter whose full queue makes export() wait (block_on_overflow) is backpressure, not a hang
+            timeout = None if getattr(exporter, "waits_for_room", False) else self._cfg.export_timeout
             try:
-                async with asyncio.timeout(self._cfg.export_timeout):
+                async with asyncio.timeout(timeout):
                     await exporter.export(batch)
             except TimeoutError:
                 self._tm.export_failures.labels(exporter.id, "timeout").inc()
