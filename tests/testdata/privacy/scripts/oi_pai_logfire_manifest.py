@@ -105,7 +105,8 @@ def build(privacy_dir: str, spec: dict) -> dict:
     all_scopes, all_markers, files = set(), {}, []
     for scenario, rec in spec["recorded"].items():
         entry = {"file": f"{scenario}.pb", "scenario": scenario,
-                 "ground_truth": ground_truth(scenario, spec["provider"], spec.get("secret", False))}
+                 "ground_truth": {**ground_truth(scenario, spec["provider"], spec.get("secret", False)),
+                                  **spec.get("ground_truth_overrides", {}).get(scenario, {})}}
         fmarkers = {}
         for name in (f"{scenario}.pb", f"{scenario}.logs.pb"):
             p = os.path.join(d, name)
