@@ -16,7 +16,7 @@ from evald.assembly.window import AssemblyConfig
 from evald.config.base import ComponentConfig, Endpoint
 from evald.exporters.routing import ExportPipelineConfig, checking_exporter_ids
 from evald.ingest.forwarder import IngestConfig
-from evald.judges.config import JudgeConfig
+from evald.judges.config import JudgeConfig, check_judge_deadlines
 from evald.judges.registry import check_judge_references
 from evald.pipeline.bindings import MetricSpec
 from evald.pipeline.conversations import ConversationsConfig
@@ -80,6 +80,7 @@ class EvaldConfig(ComponentConfig):
     @model_validator(mode="after")
     def _check_judge_references(self) -> EvaldConfig:
         check_judge_references(self.judges, self.metrics)
+        check_judge_deadlines(self.judges, self.pipeline.metric_timeout)
         return self
 
     @model_validator(mode="wrap")

@@ -6,11 +6,16 @@ call limits (``timeout``, ``max_retries``, ``retry_initial_interval``, ``max_ret
 ``budget.max_tokens``, each ``{hour, day}`` in UTC windows; ``daily_budget_usd`` is a deprecated alias of
 ``budget.max_cost_usd.day``; ``price``), the verdict ``cache``, and where text may go (``redaction``,
 ``allowed_base_urls``, ``never_send``). Refused at load: a USD budget without a price for the model, both
-``daily_budget_usd`` and a different ``budget.max_cost_usd.day``, an endpoint outside ``allowed_base_urls``.
+``daily_budget_usd`` and a different ``budget.max_cost_usd.day``, an endpoint outside ``allowed_base_urls``, and
+(``check_judge_deadlines``, run with the root config) a judge whose whole call can outlast
+``pipeline.metric_timeout``: a call's deadline (``call_deadline()``) is ``timeout`` x (``max_retries`` + 1) plus the
+longest backoff between attempts, and the limiter ends every call by it, so the judge gives up, counts and settles
+before its metric does.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, Self
 from urllib.parse import urlsplit
 
@@ -21,6 +26,9 @@ from evald.metrics.operational.cost import ModelPrice, find_price, shipped_price
 from evald.metrics.options import Regex
 from evald.metrics.remote import safe_url
 from evald.metrics.safety.detectors import PII_TYPES, Locale, PiiType
+
+#: the longest backoff between two attempts (full jitter below it)
+MAX_BACKOFF = 10.0
 
 
 class CircuitBreakerConfig(ComponentConfig):
@@ -96,13 +104,17 @@ class JudgeConfig(ComponentConfig):
         0.0, ge=0, le=2, description="Sampling temperature; None = the provider's default (not sent)."
     )
     max_output_tokens: int = Field(512, ge=16, description="Cap on the judge's answer (also bounds the cost).")
-    timeout: Duration = Field(30.0, gt=0, description="Deadline of one call attempt.")
-    max_retries: int = Field(2, ge=0, le=10, description="Retries of a call after a 429, 5xx, timeout or lost link.")
+    timeout: Duration = Field(
+        12.0, gt=0, description="Deadline of one call attempt. A whole call (every attempt and the backoffs "
+        "between them) must end before `pipeline.metric_timeout` (checked at load)."
+    )
+    max_retries: int = Field(1, ge=0, le=10, description="Retries of a call after a 429, 5xx, timeout or lost link.")
     retry_initial_interval: Duration = Field(
         0.5, gt=0, description="First retry backoff (doubles per retry, full jitter, capped at 10s)."
     )
     max_retry_after: Duration = Field(
-        60.0, gt=0, description="A Retry-After longer than this ends the call (counted) instead of waiting."
+        60.0, gt=0, description="A Retry-After longer than this, or than what is left of the call's deadline, ends "
+        "the call (counted) instead of waiting."
     )
     max_concurrency: int = Field(8, ge=1, description="Calls in flight at once.")
     requests_per_minute: float | None = Field(None, gt=0, description="Token bucket on requests; None = no limit.")
@@ -151,6 +163,14 @@ class JudgeConfig(ComponentConfig):
             )
         return self
 
+    def backoff_cap(self, retry: int) -> float:
+        """The longest backoff before retry number ``retry`` (0-based): full jitter below it."""
+        return min(MAX_BACKOFF, self.retry_initial_interval * float(2**retry))
+
+    def call_deadline(self) -> float:
+        """Seconds a whole call may take, every attempt and backoff included; the limiter ends a call by then."""
+        return self.timeout * (self.max_retries + 1) + sum(self.backoff_cap(k) for k in range(self.max_retries))
+
     def endpoint(self) -> str:
         """Where prompts go: ``base_url``, or the provider's public API."""
         return self.base_url or _DEFAULT_BASE_URLS[self.provider]
@@ -169,3 +189,18 @@ class JudgeConfig(ComponentConfig):
         found = find_price(self.model, shipped_prices().models)
         return found[1] if found else None
 
+
+
+def check_judge_deadlines(judges: Mapping[str, JudgeConfig], metric_timeout: float) -> None:
+    """Raise ``ValueError`` when a judge's call deadline is not shorter than ``pipeline.metric_timeout``: the
+    metric would give up first, and the call's outcome and cost would be left to a task nobody waits for."""
+    for name, judge in judges.items():
+        deadline = judge.call_deadline()
+        if deadline >= metric_timeout:
+            backoff = deadline - judge.timeout * (judge.max_retries + 1)
+            raise ValueError(
+                f"judges.{name}: one call can take up to {deadline:g}s (judges.{name}.timeout {judge.timeout:g}s x "
+                f"{judge.max_retries + 1} attempts (judges.{name}.max_retries {judge.max_retries}) + up to "
+                f"{backoff:g}s of backoff), which is not shorter than pipeline.metric_timeout {metric_timeout:g}s: "
+                f"lower judges.{name}.timeout or judges.{name}.max_retries, or raise pipeline.metric_timeout"
+            )

@@ -119,3 +119,38 @@ def test_an_endpoint_outside_the_allowlist_fails_the_root_config() -> None:
     with pytest.raises(ValidationError, match="not in allowed_base_urls") as caught:
         root([{"kind": "faithfulness"}], {"default": judge})
     assert "pw" not in str(caught.value).split("input_value")[0]  # the endpoint is shown without its user info
+
+
+def test_the_defaults_give_a_judge_a_deadline_shorter_than_the_metric_timeout() -> None:
+    config = root([{"kind": "faithfulness"}])
+    judge = config.judges["default"]
+    assert judge.call_deadline() == judge.timeout * (judge.max_retries + 1) + sum(
+        judge.backoff_cap(k) for k in range(judge.max_retries)
+    )
+    assert judge.call_deadline() < config.pipeline.metric_timeout
+
+
+@pytest.mark.parametrize(
+    ("judge", "metric_timeout", "deadline"),
+    [({"timeout": "30s"}, "30s", "60.5s"),  # the old defaults: 30s x 2 attempts + 0.5s backoff
+     ({"timeout": "10s", "max_retries": 2, "retry_initial_interval": "4s"}, "40s", "42s"),  # backoff 4s + 8s
+     ({"timeout": "10s", "max_retries": 0}, "10s", "10s")],  # equal is not shorter
+)
+def test_a_judge_that_can_outlast_its_metric_is_refused_naming_both_keys(
+    judge: dict[str, Any], metric_timeout: str, deadline: str
+) -> None:
+    with pytest.raises(ValidationError) as caught:
+        EvaldConfig.model_validate({
+            "judges": {"slow": {**JUDGE, **judge}}, "pipeline": {"metric_timeout": metric_timeout},
+            "metrics": [{"kind": "faithfulness", "options": {"judge": "slow"}}],
+        })
+    message = str(caught.value)
+    assert f"one call can take up to {deadline}" in message
+    assert f"judges.slow.timeout {JudgeConfig.model_validate({**JUDGE, **judge}).timeout:g}s" in message
+    assert f"pipeline.metric_timeout {float(metric_timeout[:-1]):g}s" in message
+
+
+def test_a_longer_metric_timeout_admits_a_slow_judge() -> None:
+    config = EvaldConfig.model_validate({"judges": {"default": {**JUDGE, "timeout": "30s", "max_retries": 2}},
+                                         "pipeline": {"metric_timeout": "95s"}})
+    assert config.judges["default"].call_deadline() == 91.5
