@@ -86,7 +86,7 @@ class SqliteBuffer(Generic[T]):
 
     def _connect(self) -> tuple[int, int]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        db = sqlite3.connect(self.path, timeout=1.0, isolation_level=None, check_same_thread=False)
         try:
             db.execute("PRAGMA locking_mode=EXCLUSIVE")  # one evald process per queue file
             db.execute("PRAGMA journal_mode=WAL")
