@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from evald.case import EvalCase, Score
-from evald.exporters.langfuse import LangfuseExporter, LangfuseExporterConfig
 from evald.exporters.acks import export_ack
+from evald.exporters.langfuse import LangfuseExporter, LangfuseExporterConfig
 from evald.exporters.sending import DROP_REASONS
 from evald.exporters.sending_policy import format_http_date
 from evald.model import Delivery, ScoredCase
