@@ -4,6 +4,8 @@ usage: python openinference-openai.py <configuration> <outdir>
   openinference-openai.hidden         OPENINFERENCE_HIDE_INPUTS=true, OPENINFERENCE_HIDE_OUTPUTS=true
   openinference-openai.hide_messages  OPENINFERENCE_HIDE_INPUT_MESSAGES=true, OPENINFERENCE_HIDE_OUTPUT_MESSAGES=true
   openinference-openai.hide_text      OPENINFERENCE_HIDE_INPUT_TEXT=true, OPENINFERENCE_HIDE_OUTPUT_TEXT=true
+  openinference-openai.hidden_genai   .hidden + OPENINFERENCE_ENABLE_GENAI_SEMCONV=true (gen_ai.* attributes beside)
+  openinference-openai.hide_text_genai  .hide_text + OPENINFERENCE_ENABLE_GENAI_SEMCONV=true
 The switches are set as environment variables before the instrumentor is created (TraceConfig() reads them).
 """
 
@@ -18,6 +20,11 @@ CONFIGS = {
     "openinference-openai.hide_messages": {"OPENINFERENCE_HIDE_INPUT_MESSAGES": "true",
                                            "OPENINFERENCE_HIDE_OUTPUT_MESSAGES": "true"},
     "openinference-openai.hide_text": {"OPENINFERENCE_HIDE_INPUT_TEXT": "true", "OPENINFERENCE_HIDE_OUTPUT_TEXT": "true"},
+    "openinference-openai.hidden_genai": {"OPENINFERENCE_HIDE_INPUTS": "true", "OPENINFERENCE_HIDE_OUTPUTS": "true",
+                                          "OPENINFERENCE_ENABLE_GENAI_SEMCONV": "true"},
+    "openinference-openai.hide_text_genai": {"OPENINFERENCE_HIDE_INPUT_TEXT": "true",
+                                             "OPENINFERENCE_HIDE_OUTPUT_TEXT": "true",
+                                             "OPENINFERENCE_ENABLE_GENAI_SEMCONV": "true"},
 }
 configuration, outdir = sys.argv[1], sys.argv[2]
 os.environ.update(CONFIGS[configuration])
