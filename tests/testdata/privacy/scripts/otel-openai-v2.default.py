@@ -75,5 +75,9 @@ write_capture_json(
      "version_notes": "newest combination that imports: openai-v2 2.4b0 needs opentelemetry-util-genai<=1.1b0 "
                       "(1.2b0/1.3b0 renamed util.genai.instruments to _instruments: ModuleNotFoundError) and the "
                       "package httpx installed (openai 3.x depends on httpx2 only; openai_v2/utils.py does "
-                      "'from httpx import URL': ModuleNotFoundError)"},
+                      "'from httpx import URL': ModuleNotFoundError; it must be httpx<1: with httpx 1.0.dev6, which "
+                      "pip --pre picks, openai 3.57 fails every call with module 'httpx' has no attribute 'Timeout'). "
+                      "util-genai 1.0b0 behaves as 1.1b0 here (always the new conventions); with util-genai 0.4b0, "
+                      "2.4b0 takes the legacy path unless OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental "
+                      "(see otel-openai-v2.2.3b0.default for what the legacy path records)"},
     recorded, notes)
