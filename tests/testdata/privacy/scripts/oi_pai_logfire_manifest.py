@@ -59,6 +59,12 @@ def _strings(value, path):
             yield from _strings(kv.value, f"{path}.{kv.key}")
 
 
+def has_error_status(path: str) -> bool:
+    req = ExportTraceServiceRequest()
+    req.ParseFromString(open(path, "rb").read())
+    return any(sp.status.code == 2 for rs in req.resource_spans for ss in rs.scope_spans for sp in ss.spans)
+
+
 def scan(path: str) -> tuple[set, dict]:
     """(scope names, {marker: sorted attribute keys}) of one .pb / .logs.pb file."""
     scopes, markers = set(), {}
@@ -119,7 +125,10 @@ def build(privacy_dir: str, spec: dict) -> dict:
             for m, keys in markers.items():
                 fmarkers.setdefault(m, []).extend(keys)
                 all_markers.setdefault(m, set()).update(keys)
-        entry["recorded"] = {k: v for k, v in rec.items() if k != "notes"}
+        # the shared vocabulary: a field the scenario has no use for (tools in a plain chat) is "absent";
+        # error_status is "present" only where a span carries status ERROR (read from the file)
+        entry["recorded"] = {k: ("absent" if v == "n/a" else v) for k, v in rec.items() if k != "notes"}
+        entry["recorded"]["error_status"] = "present" if has_error_status(os.path.join(d, f"{scenario}.pb")) else "absent"
         entry["markers"] = {m: sorted(set(k)) for m, k in fmarkers.items()}
         entry["notes"] = rec.get("notes", "")
         files.append(entry)
