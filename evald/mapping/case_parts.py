@@ -29,15 +29,6 @@ def call_texts(content: CallContent) -> tuple[str | None, str | None, tuple[Tool
     return input_text, output_text, requested, (*head, *inputs, *content.output)
 
 
-def not_evaluable_reason(user_input: object, output: object, error: bool) -> str | None:
-    """``no_input``, ``no_output`` (a failed call without output stays evaluable) or ``None``."""
-    if not user_input:
-        return "no_input"
-    if not output and not error:
-        return "no_output"
-    return None
-
-
 def sum_known(values: Iterable[_N | None]) -> _N | None:
     """The sum of the known values; ``None`` (unknown, not 0) when none is known."""
     known = [v for v in values if v is not None]

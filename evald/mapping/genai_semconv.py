@@ -9,7 +9,9 @@ Inference spans that trace the same request twice (nested, same response id, ...
 :mod:`evald.mapping.genai_calls`. Tool calls are merged by call id across ``execute_tool`` spans, inference
 outputs and the tool responses of later inference inputs. Trace tokens are the sum over the calls, else (calls
 without usage) the outermost agent span's run total. Not evaluable: ``no_inference_span`` (e.g. embeddings only),
-``no_input``, ``no_output`` (an errored call without output stays evaluable). Pure; bad data gives warnings.
+a span whose content was not captured (or was masked) still gives its cases, with the content fields absent
+(``None``): model, tokens, latency, error and finish reasons are scored and content metrics skip. Pure; bad data gives
+warnings.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from evald.mapping.case_parts import (
     answered_model,
     extent_ms,
     lineage,
-    not_evaluable_reason,
     present,
     span_end,
     sum_known,
@@ -70,6 +71,10 @@ class GenAISemconvMapper:
             calls = dedupe_calls(calls, by_id)  # two instrumentations of one request count once
         except Exception as err:
             warnings.append(f"inference spans not de-duplicated ({type(err).__name__})")
+        opened = [c for c in calls if vendor.stream_opening(c.span.attributes, c.output_text, c.tokens, c.error)]
+        if opened and len(opened) == len(calls):
+            return MappingResult(not_evaluable=(NotEvaluable("stream_opening", self.name, opened[0].span.name),),
+                                 warnings=tuple(warnings))
         if not calls:
             detail = "operations: " + ",".join(sorted(set(ops.values()))) if ops else ""
             code = "unreadable_inference_span" if warnings else "no_inference_span"
@@ -77,12 +82,7 @@ class GenAISemconvMapper:
         tools = _merge_tools(spans, ops, attrs, calls, warnings)
         cases: list[EvalCase] = []
         skipped: list[NotEvaluable] = []
-        for call in calls:
-            reason = not_evaluable_reason(call.input_text, call.output_text or call.requested_tools, call.error)
-            if reason:
-                skipped.append(NotEvaluable(reason, self.name, f"llm_call {call.span.name}", "llm_call",
-                                            call.span.span_id))
-                continue
+        for call in calls:  # a case for every call, whatever content it recorded (absent content stays None)
             agent = next((n for a in lineage(call.span, by_id) if (n := as_str(a.attributes.get(sc.AGENT_NAME)))),
                          None)
             cases.append(self._llm_case(trace, call, tools, agent))
@@ -137,9 +137,6 @@ class GenAISemconvMapper:
         output = next((t for _, c in agents if (t := text_of(c.output, None, last=True))), None) or next(
             (t for call in reversed(calls) if (t := call.output_text)), None)
         error = any(call.error for call in calls)
-        reason = not_evaluable_reason(user_input, output, error)
-        if reason:
-            return NotEvaluable(reason, self.name, f"trace with {len(calls)} inference span(s)")
         roots = [s for s in spans if s.is_root]
         anchor = roots[0] if roots else next(s for s in spans if s.span_id in attrs)
         last = calls[-1]

@@ -9,8 +9,8 @@ else from the calls; tools from TOOL spans and messages, documents from RETRIEVE
 ``openinference_tools``); tokens and ``llm.cost.*`` summed over the counted calls; model = the last call's response
 model; error = any call failed. Also read: ``session.id``, ``user.id``, ``metadata`` (JSON), ``tag.tags``,
 ``agent.name``.
-Not evaluable: ``no_inference_span`` (only embeddings, retrievers, ...), ``no_input``, ``no_output`` (an errored
-call without output stays evaluable). A trace whose only model calls are OTel GenAI spans (an OpenInference chain
+Not evaluable: ``no_inference_span`` (only embeddings, retrievers, ...); a call whose content was hidden
+(``OPENINFERENCE_HIDE_*``: ``__REDACTED__``) or not recorded still gives its cases, with that content absent. A trace whose only model calls are OTel GenAI spans (an OpenInference chain
 around an OTel-instrumented client) is handed to :class:`GenAISemconvMapper`. Pure; bad data gives warnings.
 """
 
@@ -28,7 +28,6 @@ from evald.mapping.case_parts import (
     answered_model,
     extent_ms,
     lineage,
-    not_evaluable_reason,
     span_end,
     sum_known,
 )
@@ -80,13 +79,8 @@ class OpenInferenceMapper:
         tools = _merge_tools(spans, tree, calls, warnings)
         cases: list[EvalCase] = []
         skipped: list[NotEvaluable] = []
-        for call in calls:
-            reason = not_evaluable_reason(call.input_text, call.output_text or call.requested_tools, call.error)
-            if reason:
-                skipped.append(NotEvaluable(reason, self.name, f"llm_call {call.span.name}", "llm_call",
-                                            call.span.span_id))
-            else:
-                cases.append(self._llm_case(trace, call, tools, tree))
+        for call in calls:  # a case for every call, whatever content it recorded (absent content stays None)
+            cases.append(self._llm_case(trace, call, tools, tree))
         try:
             trace_case = self._trace_case(trace, spans, tree, calls, tools, warnings)
         except Exception as err:
@@ -125,9 +119,6 @@ class OpenInferenceMapper:
         answer = next((t for f in reversed(frames) if (t := answer_text(payload(f.attributes, "output")))),
                       None) or next((t for c in reversed(calls) if (t := c.output_text)), None)
         error = any(c.error for c in calls)
-        reason = not_evaluable_reason(question, answer, error)
-        if reason:
-            return NotEvaluable(reason, self.name, f"trace with {len(calls)} llm span(s)")
         roots = [s for s in spans if s.is_root]
         anchor = roots[0] if roots else (frames[0] if frames else calls[0].span)
         last = calls[-1]

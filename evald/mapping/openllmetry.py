@@ -11,8 +11,9 @@ trace. The trace's question comes from the outermost workflow/agent span's ``tra
 :mod:`evald.mapping.openllmetry_entities`), else a retrieval/embedding query found inside the first prompt (RAG),
 else the first call's last user message; its answer from that span's ``traceloop.entity.output``, else the last
 call's assistant text. Tool calls: :mod:`evald.mapping.openllmetry_tools`; documents:
-:mod:`evald.mapping.openllmetry_retrieval`. Not evaluable: ``no_inference_span`` (e.g. embeddings only),
-``no_input``, ``no_output`` (a failed call without output stays evaluable). Pure; bad data gives warnings.
+:mod:`evald.mapping.openllmetry_retrieval`. Not evaluable: ``no_inference_span`` (e.g. embeddings only);
+a call recorded without content (``TRACELOOP_TRACE_CONTENT=false``) still gives its cases, with the content
+absent. Pure; bad data gives warnings.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from evald.mapping.case_parts import (
     answered_model,
     extent_ms,
     lineage,
-    not_evaluable_reason,
     present,
     span_end,
     sum_known,
@@ -74,13 +74,9 @@ class OpenLLMetryMapper:
         ledger = _tool_ledger(spans, ops, calls, warnings)
         cases: list[EvalCase] = []
         skipped: list[NotEvaluable] = []
-        for call in calls:
-            reason = not_evaluable_reason(call.input_text, call.output_text or call.requested_tools,
-                                          call.error is not None)
-            if reason:
-                skipped.append(NotEvaluable(reason, self.name, f"llm_call {call.span.name}", "llm_call",
-                                            call.span.span_id))
-                continue
+        for call in calls:  # a case for every call, whatever content it recorded (absent content stays None)
+            if not _records_a_request(call):
+                continue  # a framework wrapper's husk (OpenLLMetry Haystack: only output keys); the trace case keeps it
             try:
                 cases.append(self._llm_case(trace, call, ledger, by_id))
             except Exception as err:
@@ -128,11 +124,8 @@ class OpenLLMetryMapper:
         question = next((q for s in entities if (q := _entity_question(s))), None) or _rag_question(
             calls, embedding_queries(spans, ops, logs)) or next((t for c in calls if (t := c.input_text)), None)
         answer = next((a for s in entities if (a := _entity_answer(s))), None) or next(
-            (t for c in reversed(calls) if (t := c.output_text)), None)
+            (t for c in reversed(calls) if (t := c.output_text) and _records_a_request(c)), None)
         error = next((c.error for c in calls if c.error), None)
-        reason = not_evaluable_reason(question, answer, error is not None)
-        if reason:
-            return NotEvaluable(reason, self.name, f"trace with {len(calls)} LLM call(s)")
         roots = [s for s in spans if s.is_root]
         anchor = roots[0] if roots else calls[0].span
         last = calls[-1]
@@ -243,3 +236,12 @@ def _workflow_name(entities: Sequence[SpanRecord], spans: Sequence[SpanRecord]) 
 def _token_count(tin: int | None, tout: int | None, total: int | None) -> int | None:
     """Input + output when known; the reported total only when neither part is (never both added)."""
     return sum_known((tin, tout)) if tin is not None or tout is not None else total
+
+
+def _records_a_request(call: LLMCall) -> bool:
+    """Whether the span records anything of a model request: input, model, usage, response id or failure (without
+    content capture every real call still has its model and usage; OpenLLMetry Haystack's chat span has none)."""
+    attrs = call.attrs
+    return bool(call.input_text or call.error is not None or any(v is not None for v in call.tokens)
+                or as_str(attrs.get(sc.REQUEST_MODEL)) or as_str(attrs.get(sc.RESPONSE_MODEL))
+                or as_str(attrs.get(sc.RESPONSE_ID)))

@@ -4,7 +4,8 @@
 mapper's result. No match gives an empty ``MappingResult`` ("no GenAI spans"; the pipeline counts the trace as
 ignored). A mapper that raises despite the contract is contained: the trace becomes
 ``NotEvaluable(reason="mapper_error")`` with the exception type in ``detail``. New conventions plug in by
-adding a mapper to :func:`default_mappers` (more specific conventions first).
+adding a mapper to :func:`default_mappers` (more specific conventions first). Every case returned carries its
+content-capture status and instrumentation in its metadata (:mod:`evald.mapping.content_capture`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evald.interfaces import MappingResult, NotEvaluable, SpanMapper
+from evald.mapping.content_capture import annotate
 from evald.mapping.genai_semconv import GenAISemconvMapper
 from evald.mapping.openinference import OpenInferenceMapper
 from evald.mapping.openllmetry import OpenLLMetryMapper
@@ -42,7 +44,7 @@ class MapperRouter:
             try:
                 if not mapper.matches(trace):
                     continue
-                return mapper.map(trace)
+                return annotate(trace, mapper.map(trace))
             except Exception as err:  # a mapper bug must not take the pipeline down
                 detail = f"{type(err).__name__} in {convention}"
                 return MappingResult(not_evaluable=(NotEvaluable("mapper_error", str(convention), detail),))

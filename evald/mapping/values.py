@@ -18,6 +18,7 @@ from typing import Any, TypeGuard
 import orjson
 
 from evald.case import Document, new_document
+from evald.mapping.masking import is_masked
 
 # literal_eval on attacker-controlled text: bounded size; deep nesting raises RecursionError, which is caught
 _MAX_LITERAL_EVAL_CHARS = 200_000
@@ -127,13 +128,16 @@ def decode_escapes(text: str) -> str:
 
 
 def as_text(value: Any) -> str | None:
-    """A non-empty string with escapes decoded, or ``None``. Numbers are not text here."""
+    """A non-empty string with escapes decoded, or ``None`` (also for a masking marker, evald.mapping.masking).
+    Numbers are not text here."""
     if type(value) is not str:
         if isinstance(value, bytes | bytearray):
             value = bytes(value).decode("utf-8", errors="replace")
         if not isinstance(value, str):
             return None
     if not value or value.isspace():  # ``not value.strip()`` without building a stripped copy
+        return None
+    if is_masked(value):  # a privacy mode's marker (__REDACTED__, [Scrubbed due to ...]) is no text
         return None
     return decode_escapes(value)
 

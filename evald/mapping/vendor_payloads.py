@@ -191,3 +191,13 @@ def agent_usage(attrs: Mapping[str, Any]) -> tuple[int | None, int | None]:
     tout = next((n for k in (AGGREGATED_OUTPUT_TOKENS, *sc.OUTPUT_TOKEN_KEYS)
                  if (n := as_count(attrs.get(k))) is not None), None)
     return tin, tout
+
+
+def stream_opening(attrs: Mapping[str, Any], output: str | None, tokens: tuple[int | None, int | None],
+                   error: bool) -> bool:
+    """A logfire request span of a streamed call: it ends when the stream is returned, and its response is a
+    separate ``streaming response from ...`` log record (its own trace unless the app wraps both in a span). It
+    records no response (no id, usage, output or finish reason): not a model call of its own."""
+    return (attrs.get("logfire.span_type") == "span" and "logfire.msg_template" in attrs and not error
+            and output is None and tokens == (None, None) and sc.RESPONSE_ID not in attrs
+            and sc.RESPONSE_FINISH_REASONS not in attrs)

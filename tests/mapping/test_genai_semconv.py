@@ -140,14 +140,18 @@ def test_errored_call_without_output_is_evaluable() -> None:
     assert by_scope(run(only_error_type), "trace")[0].error is True
 
 
-def test_missing_output_and_missing_input() -> None:
+def test_missing_output_and_missing_input_still_give_cases() -> None:
+    """Content not recorded is absent (None), not a reason to drop the call: its model, tokens and timing are
+    scored, content metrics skip (evald/pipeline/scoring.py)."""
     no_output = chat_span(span_id="00000000000000b1", answer=None)
     result = run(no_output)
-    assert result.cases == ()
-    assert {(n.reason, n.scope, n.span_id) for n in result.not_evaluable} == {
-        ("no_output", "llm_call", "00000000000000b1"), ("no_output", "trace", None)}
+    assert result.not_evaluable == ()
+    assert [(c.scope, c.span_id, c.input, c.output) for c in result.cases] == [
+        ("llm_call", "00000000000000b1", "What is the capital of France?", None),
+        ("trace", "00000000000000b1", "What is the capital of France?", None)]
     no_input = chat_span(attributes={"gen_ai.input.messages": msgs(("system", [text("sys only")]))})
-    assert {n.reason for n in run(no_input).not_evaluable} == {"no_input"}
+    cases = run(no_input).cases
+    assert [c.input for c in cases] == [None, None] and cases[0].system_prompt == "sys only"
 
 
 def test_content_from_log_records_joined_by_span_id() -> None:
@@ -211,7 +215,7 @@ def test_garbage_values_give_none_not_errors() -> None:
     assert (call.input, call.output, call.input_tokens, call.output_tokens, call.provider) == (
         "plain question", "x", None, None, None)
     truncated = chat_span(attributes={"gen_ai.input.messages": '[{"role": "user", "parts": [{"type": "te'})
-    assert {n.reason for n in run(truncated).not_evaluable} == {"no_input"}
+    assert [c.input for c in run(truncated).cases] == [None, None]  # truncated JSON is no text
     assert any("retrieval.documents" in w for w in result.warnings)
 
 

@@ -396,8 +396,9 @@ def test_llm_spans_that_record_no_exchange_are_not_calls() -> None:
     (call,), whole = split(result)
     assert not result.not_evaluable and call.output == A
     assert whole is not None and whole.metadata["llm_call_count"] == 1
-    alone = run(helper)  # nothing else: the trace is still reported, never silently dropped
-    assert [(n.reason, n.scope) for n in alone.not_evaluable] == [("no_input", "llm_call"), ("no_input", "trace")]
+    alone = run(helper)  # nothing else: the call is still a case (model, timing), its content absent
+    assert [(c.scope, c.input, c.output, c.model) for c in alone.cases] == [
+        ("llm_call", None, None, "gpt-4o-mini"), ("trace", None, None, "gpt-4o-mini")]
 
 
 def test_root_input_that_is_an_object_repr_falls_back_to_calls() -> None:
@@ -414,7 +415,7 @@ def test_a_default_object_repr_is_no_output() -> None:
                           "input.mime_type": "application/json",
                           "output.value": "<groq.Stream object at 0x7f3f2d2d6690>"})
     result = run(llm)
-    assert not result.cases and {n.reason for n in result.not_evaluable} == {"no_output"}
+    assert not result.not_evaluable and [(c.input, c.output) for c in result.cases] == [(Q, None), (Q, None)]
 
 
 def test_llamaindex_tool_output_is_unwrapped() -> None:
@@ -468,12 +469,12 @@ def test_not_evaluable_reasons() -> None:
                      oi_span("RETRIEVER", {"retrieval.documents.0.document.id": "x"}))
     assert embeddings == MappingResult(not_evaluable=(
         NotEvaluable("no_inference_span", "openinference", "kinds: EMBEDDING,RETRIEVER"),))
-    no_input = run(s := oi_span("LLM", flat_llm(question=None)))
-    assert no_input.cases == () and {(n.reason, n.scope) for n in no_input.not_evaluable} == {
-        ("no_input", "llm_call"), ("no_input", "trace")}
-    assert no_input.not_evaluable[0].span_id == s.span_id
+    no_input = run(s := oi_span("LLM", flat_llm(question=None)))  # content absent: still cases, input None
+    assert not no_input.not_evaluable and [(c.scope, c.input, c.output) for c in no_input.cases] == [
+        ("llm_call", None, A), ("trace", None, A)]
+    assert no_input.cases[0].span_id == s.span_id
     no_output = run(oi_span("LLM", flat_llm(answer=None)))
-    assert {n.reason for n in no_output.not_evaluable} == {"no_output"}
+    assert not no_output.not_evaluable and [c.output for c in no_output.cases] == [None, None]
     (failed,), whole = split(run(oi_span("LLM", flat_llm(answer=None), status=STATUS_ERROR)))
     assert failed.error and failed.output is None and whole is not None and whole.error and whole.model is None
     assert failed.model == "gpt-4o-mini"  # the failed call reports no response model: the requested one

@@ -102,7 +102,10 @@ def test_map_never_raises(trace: AssembledTrace) -> None:
     if calls:
         assert len(calls) <= llm_spans
     for case in result.cases:
-        assert case.input and (case.output or case.error or case.tool_calls or case.scope == "trace")
+        # a case for every call, whatever it recorded: absent content is None (never a blank or a marker)
+        assert case.input is None or (isinstance(case.input, str) and case.input.strip() and
+                                      case.input != "__REDACTED__")
+        assert case.metadata.get("content_capture") in (None, "full", "partial", "masked", "none")  # router sets it
         assert case.metadata["convention"] in ("openinference", "genai_semconv")
         assert case.trace_id == TRACE
         assert all(isinstance(t, str) for t in case.tags)

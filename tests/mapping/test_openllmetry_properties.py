@@ -90,9 +90,9 @@ def check(result: MappingResult, matched: bool) -> None:
     assert all(n.reason != "mapper_error" for n in result.not_evaluable)
     for case in result.cases:
         assert case.metadata["convention"] == "openllmetry"
-        assert isinstance(case.input, str) and case.input
-        assert case.output is None or isinstance(case.output, str)
-        assert case.output or case.error or case.tool_calls
+        # a case for every call, whatever it recorded: absent content is None, never a blank string
+        assert case.input is None or (isinstance(case.input, str) and case.input.strip())
+        assert case.output is None or (isinstance(case.output, str) and case.output.strip())
         for count in (case.input_tokens, case.output_tokens, case.token_count):
             assert count is None or count >= 0
 

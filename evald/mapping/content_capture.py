@@ -1,0 +1,90 @@
+"""Whether a case's content was recorded, and by which instrumentation: set on every case the router returns.
+
+``case.metadata["content_capture"]`` is one of
+
+* ``full``: the case has its input and its output (or, for a failed call, the input),
+* ``partial``: one of them only,
+* ``masked``: neither, and the trace carries a masking marker (``__REDACTED__``, ``[Scrubbed due to ...]``; see
+  :mod:`evald.mapping.masking`): the emitter hid the content,
+* ``none``: neither, and no marker: the emitter did not record content (most instrumentations' default).
+
+``case.metadata["instrumentation"]`` is the id of the library that emitted the case's spans
+(:mod:`evald.mapping.instrumentations`). Both feed ``evald_content_capture_cases_total`` and the WARN naming the
+switch to set (evald/pipeline/content_diagnosis.py). Pure and cheap: the marker scan runs only for cases lacking
+content, once per trace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Final
+
+from evald.case import EvalCase
+from evald.interfaces import MappingResult
+from evald.mapping.instrumentations import detect
+from evald.mapping.masking import marker_in
+from evald.model import AssembledTrace
+
+CONTENT_CAPTURE: Final = "content_capture"
+INSTRUMENTATION: Final = "instrumentation"
+MASK_MARKER: Final = "mask_marker"
+STATUSES: Final = ("full", "partial", "masked", "none")
+
+
+def annotate(trace: AssembledTrace, result: MappingResult) -> MappingResult:
+    """``result`` with each case's content-capture status and instrumentation in its metadata."""
+    if not result.cases:
+        return result
+    scopes = _scopes(trace)
+    marker: list[str | None] | None = None  # scanned lazily, once
+    cases: list[EvalCase] = []
+    for case in result.cases:
+        has_input = bool(case.input)
+        has_output = bool(case.output) or bool(case.tool_calls) or case.error
+        if has_input and has_output:
+            status, found = "full", None
+        elif has_input or bool(case.output):
+            status, found = "partial", None
+        else:
+            if marker is None:
+                marker = [_marker(trace)]
+            found = marker[0]
+            status = "masked" if found is not None else "none"
+        span_scope = scopes.get(case.span_id or "", "")
+        ordered = (span_scope, *scopes.values()) if span_scope else tuple(scopes.values())
+        instrumentation = detect(ordered, _convention(case)).id
+        cases.append(_with(case, status, instrumentation, found))
+    return MappingResult(cases=tuple(cases), not_evaluable=result.not_evaluable, warnings=result.warnings)
+
+
+def _scopes(trace: AssembledTrace) -> dict[str, str]:
+    return {s.span_id: s.scope_name for s in trace.spans if s.scope_name}
+
+
+def _convention(case: EvalCase) -> str | None:
+    value = case.metadata.get("convention") if case.metadata else None
+    return value if isinstance(value, str) else None
+
+
+def _marker(trace: AssembledTrace) -> str | None:
+    found = marker_in(s.attributes for s in trace.spans)
+    if found is None and trace.logs:
+        found = marker_in([*(log.attributes for log in trace.logs), *(log.body for log in trace.logs)])
+    return found
+
+
+def _with(case: EvalCase, status: str, instrumentation: str, marker: str | None) -> EvalCase:
+    meta = case.metadata
+    if type(meta) is dict:  # the mapper's own fresh dict, held by nobody else yet: complete it in place
+        _complete(meta, status, instrumentation, marker)
+        return case
+    fresh: dict[str, Any] = dict(meta)
+    _complete(fresh, status, instrumentation, marker)
+    return replace(case, metadata=fresh)
+
+
+def _complete(meta: dict[str, Any], status: str, instrumentation: str, marker: str | None) -> None:
+    meta[CONTENT_CAPTURE] = status
+    meta[INSTRUMENTATION] = instrumentation
+    if marker is not None:
+        meta[MASK_MARKER] = marker

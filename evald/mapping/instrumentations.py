@@ -1,0 +1,88 @@
+"""Which instrumentation library emitted a span, and the exact switch that makes it record message content.
+
+Read from the instrumentation scope name (and, where one scope name is shared by two projects, the convention the
+mapper recognised). Used by the content-capture diagnosis (evald/pipeline/content_diagnosis.py): the
+``instrumentation`` label of ``evald_content_capture_cases_total`` and the WARN that names the switch to set.
+docs/capturing-content.md has the same table with each library's default and the versions tested.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+
+@dataclass(frozen=True, slots=True)
+class Instrumentation:
+    """A known instrumentation library: ``id`` is the bounded label value, ``switch`` what turns content on."""
+
+    id: str
+    library: str
+    switch: str
+
+
+OTEL_GENAI: Final = Instrumentation(
+    "otel-genai", "an OpenTelemetry GenAI instrumentation (opentelemetry-instrumentation-*-v2 / util-genai)",
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only (with "
+    "OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental on the versions that use the latest conventions; "
+    "`true` on the older ones, which write log events)")
+OPENAI_V2: Final = Instrumentation(
+    "openai-v2", "opentelemetry-instrumentation-openai-v2",
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only with "
+    "OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental (2.2b0 and later); "
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true on 2.1b0 and earlier (content in log events)")
+OPENLLMETRY: Final = Instrumentation(
+    "openllmetry", "OpenLLMetry (traceloop opentelemetry-instrumentation-*)",
+    "TRACELOOP_TRACE_CONTENT=true (the default; it was set to false), or Traceloop.init(trace_content=True)")
+OPENINFERENCE: Final = Instrumentation(
+    "openinference", "OpenInference (openinference-instrumentation-*)",
+    "OPENINFERENCE_HIDE_INPUTS=false and OPENINFERENCE_HIDE_OUTPUTS=false (and the OPENINFERENCE_HIDE_INPUT_*/"
+    "OUTPUT_* variables), or TraceConfig(hide_inputs=False, hide_outputs=False)")
+PYDANTIC_AI: Final = Instrumentation(
+    "pydantic-ai", "pydantic-ai", "InstrumentationSettings(include_content=True) (the default)")
+LOGFIRE: Final = Instrumentation(
+    "logfire", "Logfire",
+    "logfire.configure(scrubbing=logfire.ScrubbingOptions(callback=...)) to keep the content its default "
+    "patterns scrub (or scrubbing=False; evald redacts before any judge)")
+ANTHROPIC_SDK: Final = Instrumentation(
+    "anthropic-sdk", "the Anthropic SDK's own OpenTelemetry tracing",
+    "ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE=content")
+OPENLIT: Final = Instrumentation(
+    "openlit", "OpenLIT", "openlit.init(capture_message_content=True) (the default)")
+LANGFUSE: Final = Instrumentation(
+    "langfuse", "the Langfuse SDK", "Langfuse(mask=None) (no masking function) and capture_input/output left on")
+OTHER: Final = Instrumentation("other", "an unrecognised instrumentation", "its content-capture option")
+
+#: scope-name prefixes, most specific first (OpenLLMetry shares ``opentelemetry.instrumentation.`` with the
+#: official instrumentations: the official GenAI ones are listed before the generic prefix)
+_BY_SCOPE: Final[tuple[tuple[str, Instrumentation], ...]] = (
+    ("opentelemetry.instrumentation.openai_v2", OPENAI_V2),
+    ("opentelemetry.util.genai", OTEL_GENAI),
+    ("opentelemetry.instrumentation.google_genai", OTEL_GENAI),
+    ("opentelemetry.instrumentation.openai_agents", OTEL_GENAI),
+    ("opentelemetry.instrumentation.vertexai", OTEL_GENAI),
+    ("openinference.", OPENINFERENCE),
+    ("pydantic-ai", PYDANTIC_AI),
+    ("pydantic_ai", PYDANTIC_AI),
+    ("logfire", LOGFIRE),
+    ("com.anthropic", ANTHROPIC_SDK),
+    ("anthropic", ANTHROPIC_SDK),
+    ("openlit", OPENLIT),
+    ("langfuse", LANGFUSE),
+    ("opentelemetry.instrumentation.", OPENLLMETRY),
+)
+_BY_CONVENTION: Final = {"openllmetry": OPENLLMETRY, "openinference": OPENINFERENCE}
+KNOWN: Final = (OPENAI_V2, OTEL_GENAI, OPENLLMETRY, OPENINFERENCE, PYDANTIC_AI, LOGFIRE, ANTHROPIC_SDK, OPENLIT,
+                LANGFUSE, OTHER)
+
+
+def detect(scope_names: tuple[str, ...], convention: str | None) -> Instrumentation:
+    """The instrumentation of a case from the scope names of its spans (inference spans first) and the mapper's
+    convention; ``OTHER`` when nothing is recognised."""
+    for scope in scope_names:
+        for prefix, found in _BY_SCOPE:
+            if scope.startswith(prefix):
+                if found is OPENLLMETRY and convention == "genai_semconv":
+                    return OTEL_GENAI  # an official contrib instrumentation under opentelemetry.instrumentation.*
+                return found
+    return _BY_CONVENTION.get(convention or "", OTHER)

@@ -1,0 +1,76 @@
+"""Masking markers: the texts emitters write in place of content they hide. A field holding one is not recorded.
+
+Privacy modes keep the attribute and replace its value: OpenInference's ``TraceConfig`` (``OPENINFERENCE_HIDE_*``)
+writes ``__REDACTED__``; Logfire's scrubbing replaces a whole value with ``[Scrubbed due to '<pattern>']``; other
+emitters and user-written span processors use ``[REDACTED]``, ``<redacted>`` and the like. Such a value is no text:
+:func:`evald.mapping.values.as_text` returns ``None`` for it, so no case field, message or tool result ever carries a
+marker and no metric can score one (the metric skips with ``missing_<field>`` instead). Only a value that IS the
+marker counts; a text with a redacted part inside (``"my name is [REDACTED]"``) is still text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+#: whole-value markers, compared after stripping surrounding whitespace and quotes, case-sensitively
+MARKERS: Final[frozenset[str]] = frozenset({
+    "__REDACTED__",  # OpenInference TraceConfig (openinference-instrumentation REDACTED_VALUE)
+    "[REDACTED]", "<REDACTED>", "REDACTED", "[redacted]", "<redacted>", "redacted", "***REDACTED***",
+    "[MASKED]", "<masked>", "[HIDDEN]", "<hidden>", "[FILTERED]", "[content hidden]",
+})
+#: whole-value prefixes of parametrised markers
+PREFIXES: Final[tuple[str, ...]] = (
+    "[Scrubbed due to ",  # Logfire scrubbing: "[Scrubbed due to 'password']"
+)
+_QUOTES: Final = "\"' \t\r\n"
+_SCAN_DEPTH: Final = 6
+_SCAN_ITEMS: Final = 2000
+
+
+def is_masked(text: str) -> bool:
+    """True when ``text`` is, as a whole, a masking marker (see the module docstring)."""
+    if text in MARKERS:
+        return True
+    if len(text) > 200:  # markers are short; a long text is content
+        return False
+    stripped = text.strip(_QUOTES)
+    return stripped in MARKERS or stripped.startswith(PREFIXES)
+
+
+def marker_in(values: Iterable[Any]) -> str | None:
+    """The first masking marker found in ``values`` (attribute values: strings, lists, dicts, nested or as JSON
+    text), else ``None``. Bounded in depth and items; used to tell masked content from content never recorded."""
+    budget = [_SCAN_ITEMS]
+    for value in values:
+        found = _scan(value, 0, budget)
+        if found is not None:
+            return found
+    return None
+
+
+def _scan(value: Any, depth: int, budget: list[int]) -> str | None:
+    budget[0] -= 1
+    if budget[0] < 0 or depth > _SCAN_DEPTH:
+        return None
+    if isinstance(value, str):
+        if is_masked(value):
+            return value.strip(_QUOTES)
+        if ("REDACTED" in value or "Scrubbed due to" in value) and value[:1] in "[{":  # JSON text: look inside
+            return _scan_json(value, depth, budget)
+        return None
+    if isinstance(value, Mapping):
+        return next((f for v in value.values() if (f := _scan(v, depth + 1, budget)) is not None), None)
+    if isinstance(value, list | tuple):
+        return next((f for v in value if (f := _scan(v, depth + 1, budget)) is not None), None)
+    return None
+
+
+def _scan_json(text: str, depth: int, budget: list[int]) -> str | None:
+    import json
+
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None
+    return _scan(parsed, depth + 1, budget) if not isinstance(parsed, str) else None
