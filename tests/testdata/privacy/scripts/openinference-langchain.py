@@ -1,6 +1,8 @@
 """Capture openinference-instrumentation-langchain in a privacy mode (issue 15).
 
-usage: python openinference-langchain.py openinference-langchain.hidden <outdir>
+usage: python openinference-langchain.py <configuration> <outdir>
+  openinference-langchain.hidden     OPENINFERENCE_HIDE_INPUTS=true, OPENINFERENCE_HIDE_OUTPUTS=true
+  openinference-langchain.hide_text  OPENINFERENCE_HIDE_INPUT_TEXT=true, OPENINFERENCE_HIDE_OUTPUT_TEXT=true
 LangChain + langchain-openai ChatOpenAI against the local stand-in, OPENINFERENCE_HIDE_INPUTS=true and
 OPENINFERENCE_HIDE_OUTPUTS=true set before LangChainInstrumentor().instrument(). c_tool_call is a LangChain v1 agent
 (langchain.agents.create_agent) with a get_weather tool.
@@ -11,7 +13,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-CONFIGS = {"openinference-langchain.hidden": {"OPENINFERENCE_HIDE_INPUTS": "true", "OPENINFERENCE_HIDE_OUTPUTS": "true"}}
+CONFIGS = {"openinference-langchain.hidden": {"OPENINFERENCE_HIDE_INPUTS": "true", "OPENINFERENCE_HIDE_OUTPUTS": "true"},
+           "openinference-langchain.hide_text": {"OPENINFERENCE_HIDE_INPUT_TEXT": "true",
+                                                 "OPENINFERENCE_HIDE_OUTPUT_TEXT": "true"}}
 configuration, outdir = sys.argv[1], sys.argv[2]
 os.environ.update(CONFIGS[configuration])
 
