@@ -8,11 +8,11 @@ Config keys (``exporters.otlp[/name]``):
   tls                    ``insecure`` (plaintext when the endpoint has no scheme), ``ca_file``, ``cert_file``,
                          ``key_file`` (client certificate for mTLS; both or neither)
   compression            ``gzip`` (default) or ``none``
-  timeout                deadline of one export call, the SDK exporter's own retries included (default 10s)
+  timeout                deadline of one export attempt, the SDK exporter's own quick retries included (default 10s)
   export_interval        how often the metrics are pushed (default 15s)
-  max_queue_size         events waiting for the batch processor (default 2048); beyond it new events are dropped
   max_export_batch_size  events per export request (default 512)
-  schedule_delay         longest wait before a partial batch of events is sent (default 1s)
+  sending_queue, retry_on_failure   the shared sending helper's blocks for the events (evald/exporters/sending.py),
+                         the same keys and semantics as the langfuse and kafka exporters
   max_attribute_sets     distinct metric attribute sets kept (default 2000); beyond it ``__overflow__`` (counted)
   metrics / events       switch either signal off
 
@@ -22,17 +22,17 @@ evaluated span's trace and span id, and a log record per score and per errored e
 ``event_name = gen_ai.evaluation.result`` whose trace/span id are the evaluated span's. Resource:
 ``service.name=evald``, ``service.instance.id`` (one per process), ``service.version``.
 
-Failure semantics: ``export`` never waits on the network: metric values go into the SDK's in-memory aggregation
-and events into a bounded queue drained by the SDK's batch worker thread; what cannot be handed over is counted
-in ``evald_exporter_dropped_scores_total{exporter,reason}`` (``queue_full``, ``send_failed`` after the SDK
-exporter gave up, ``shutdown`` for events not confirmed by the deadline, ``error``, ``not_started``;
-delivered events go to ``evald_exporter_sent_scores_total``, waiting ones to ``evald_exporter_queue_size``,
-the shared helper's series). The OTel SDK's own
-queue (BatchLogRecordProcessor), retry (jittered exponential backoff honouring the server's RetryInfo, within
-``timeout``) and cumulative metric temporality stand in for the shared sending helper: a failed metrics push
-loses nothing, the next push carries the running totals. ``shutdown(timeout)`` force-flushes metrics and events
-in parallel within the deadline, then shuts both providers down; SDK calls run on daemon threads, so a collector
-that does not answer can delay shutdown by at most ``timeout`` seconds of the caller's deadline, never more.
+Failure semantics: events go through the shared sending helper (queue -> retry with backoff -> per-attempt
+``timeout``), like the langfuse and kafka exporters: ``export`` queues one item per event and holds the pipeline's
+acknowledgement until the collector accepted it or it was dropped and counted; a full queue makes the pipeline wait
+(``sending_queue.block_on_overflow``, default) or drops as ``queue_full``; a collector that is down or refuses is
+retried until ``retry_on_failure.max_elapsed_time`` (``retries_exhausted``); ``sending_queue.storage`` keeps the
+queue on disk across restarts. Counters: ``evald_exporter_sent_scores_total`` / ``..._dropped_scores_total`` /
+``..._queue_size`` / ``..._retries_total``, counted in events. Metrics are cumulative aggregates pushed every
+``export_interval`` by the SDK's periodic reader: a failed push loses nothing (the next push carries the running
+totals), so they need no queue and hold no acknowledgement. ``shutdown(timeout)`` sends the queued events and
+flushes the metrics in parallel within the deadline, then shuts both down; SDK calls run on daemon threads, so a
+collector that does not answer can never delay shutdown past the caller's deadline.
 """
 
 from __future__ import annotations
@@ -42,14 +42,17 @@ import functools
 import importlib.util
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, Self
 from urllib.parse import urlparse
 
+from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from evald.config.base import ComponentConfig, Duration
+from evald.errors import PermanentError
+from evald.exporters.acks import current_ack
 from evald.exporters.otlp_support import (
     case_context,
     metric_version,
@@ -57,7 +60,8 @@ from evald.exporters.otlp_support import (
     run_in_daemon_thread,
 )
 from evald.exporters.routing import MetricInfo
-from evald.exporters.sending import exporter_instruments
+from evald.exporters.sending import SendingQueue, exporter_instruments
+from evald.exporters.sending_policy import RetryableError, RetryOnFailureConfig, SendingQueueConfig
 from evald.model import ScoredCase
 from evald.telemetry import RateLimitedLog, Telemetry
 
@@ -74,6 +78,8 @@ _EXTRA_MODULES = {
 }
 #: Share of the shutdown deadline given to the flush; the rest is for shutting the providers down.
 _FLUSH_SHARE = 0.8
+#: An attempt's deadline beyond the SDK exporter's own ``timeout`` (it ends its retries by then itself).
+_ATTEMPT_MARGIN = 2.0
 
 
 def _extra_installed(module: str) -> bool:
@@ -117,11 +123,13 @@ class OTLPExporterConfig(ComponentConfig):
     )
     tls: OTLPTLSConfig = Field(default_factory=OTLPTLSConfig, description="TLS settings.")
     compression: Literal["gzip", "none"] = Field("gzip", description="Payload compression.")
-    timeout: Duration = Field(10.0, gt=0, description="Deadline of one export call, the SDK's own retries included.")
+    timeout: Duration = Field(
+        10.0, gt=0, description="Deadline of one export attempt, the SDK exporter's quick retries included."
+    )
     export_interval: Duration = Field(15.0, gt=0, description="How often the score metrics are pushed.")
-    max_queue_size: int = Field(2048, ge=1, description="Events waiting to be sent; beyond it new ones are dropped.")
     max_export_batch_size: int = Field(512, ge=1, description="Events per export request.")
-    schedule_delay: Duration = Field(1.0, gt=0, description="Longest wait before a partial batch of events is sent.")
+    sending_queue: SendingQueueConfig = Field(SendingQueueConfig(), description="Bounded queue of events to send.")
+    retry_on_failure: RetryOnFailureConfig = Field(RetryOnFailureConfig(), description="Retry with backoff.")
     max_attribute_sets: int = Field(
         2000, ge=1, description="Distinct metric attribute sets; beyond it they fold into `__overflow__` (counted)."
     )
@@ -145,10 +153,10 @@ class OTLPExporterConfig(ComponentConfig):
 
     @model_validator(mode="after")
     def _check(self) -> Self:
-        if self.max_export_batch_size > self.max_queue_size:
+        if self.max_export_batch_size > self.sending_queue.queue_size:
             raise ValueError(
-                f"`max_export_batch_size` ({self.max_export_batch_size}) must be <= `max_queue_size` "
-                f"({self.max_queue_size})"
+                f"`max_export_batch_size` ({self.max_export_batch_size}) must be <= `sending_queue.queue_size` "
+                f"({self.sending_queue.queue_size})"
             )
         if not (self.metrics or self.events):
             raise ValueError("`metrics` and `events` are both false: nothing to send")
@@ -167,7 +175,7 @@ class OTLPExporterConfig(ComponentConfig):
 
 
 class OTLPExporter:
-    """Hands each batch to the OTel SDK's metric aggregation and log batch processor (module docstring)."""
+    """Score metrics through the OTel SDK's aggregation; events through the shared sending queue (docstring)."""
 
     def __init__(self, config: OTLPExporterConfig, telemetry: Telemetry, *, component_id: str = "otlp") -> None:
         self.id = component_id
@@ -178,9 +186,26 @@ class OTLPExporter:
         self._log = RateLimitedLog(logger)
         self._metrics: ScoreMetrics | None = None
         self._events: EvaluationEvents | None = None
+        self._log_exporter: LogRecordExporter | None = None
+        self._queue: SendingQueue[bytes] | None = None
+        if config.events:
+            self._queue = SendingQueue(
+                component_id, self._send, telemetry, queue=config.sending_queue, retry=config.retry_on_failure,
+                timeout=config.timeout + _ATTEMPT_MARGIN, batch_size=config.max_export_batch_size,
+                codec=(bytes, bytes),
+            )
         self._infos: dict[str, MetricInfo] = {}
         self._started = False
         self._closed = False
+
+    @property
+    def queue(self) -> SendingQueue[bytes] | None:
+        return self._queue
+
+    @property
+    def waits_for_room(self) -> bool:
+        """``export`` waits while the event queue is full (``block_on_overflow``): the pipeline sets no deadline."""
+        return self._queue is not None and self._queue.blocks
 
     def set_metric_info(self, infos: Mapping[str, MetricInfo]) -> None:
         """Facts about the configured metrics (their versions go into ``evald.metric.version``)."""
@@ -195,7 +220,7 @@ class OTLPExporter:
             self._dropped.labels(self.id, reason).inc(count)
 
     async def start(self) -> None:
-        """Build the private providers (their worker threads start here); nothing is sent yet."""
+        """Build the SDK exporters and the metrics provider, open the event queue; nothing is sent yet."""
         if self._started or self._closed:
             return
         from evald.exporters.otlp_client import build_exporters, build_resource, environment_overrides
@@ -203,24 +228,16 @@ class OTLPExporter:
         from evald.exporters.otlp_metrics import ScoreMetrics
 
         cfg = self.config
-        metric_exporter, log_exporter = build_exporters(cfg)
+        metric_exporter, self._log_exporter = build_exporters(cfg)
         resource = build_resource()
         if metric_exporter is not None:
             self._metrics = ScoreMetrics(
                 metric_exporter, resource, export_interval=cfg.export_interval, timeout=cfg.timeout,
                 max_attribute_sets=cfg.max_attribute_sets, on_overflow=self._overflow.inc,
             )
-        if log_exporter is not None:
-            instruments = exporter_instruments(self._telemetry)
-            self._events = EvaluationEvents(
-                log_exporter, resource, max_queue_size=cfg.max_queue_size,
-                max_export_batch_size=cfg.max_export_batch_size, schedule_delay=cfg.schedule_delay,
-                timeout=cfg.timeout, on_drop=self._drop, on_sent=instruments.sent.labels(self.id).inc,
-                version_of=self._version,
-            )
-            # the shared exporter gauges: events handed to the SDK's batch processor and not yet taken
-            instruments.queue_size.labels(self.id).set_function(self._events.pending)
-            instruments.queue_capacity.labels(self.id).set(cfg.max_queue_size)
+        if self._log_exporter is not None and self._queue is not None:
+            self._events = EvaluationEvents(resource, version_of=self._version)
+            await self._queue.start()
         self._started = True
         logger.info("%s: sending scores over OTLP %s to %s", self.id, cfg.protocol, cfg.endpoint or "the default",
                     extra={"component": self.id})
@@ -229,25 +246,42 @@ class OTLPExporter:
                         ", ".join(overrides), extra={"component": self.id})
 
     async def export(self, batch: Sequence[ScoredCase]) -> None:
-        """Record every score and hand its event to the bounded queue; never waits on the network."""
+        """Record every score's metrics and queue its event, holding the pipeline's acknowledgement until the event
+        is delivered or dropped and counted; never waits on the network (a full queue waits for room)."""
         if not self._started or self._closed:
             self._drop("shutdown" if self._closed else "not_started",
                        sum(len(s.scores) + len(s.errors) for s in batch))
             return
+        items: list[bytes] = []
         for scored in batch:
-            context = case_context(scored.case)
             try:
                 if self._metrics is not None:
-                    self._metrics.record(scored, context)
+                    self._metrics.record(scored, case_context(scored.case))
                 if self._events is not None:
-                    self._events.emit(scored, context)
+                    items += self._events.encode(scored)
             except Exception as err:  # never let one odd case break the batch
                 self._drop("error", len(scored.scores) + len(scored.errors))
                 self._log.log(logging.WARNING, f"otlp-export:{self.id}", "%s: could not record a scored case: %r",
                               self.id, err)
+        if items and self._queue is not None:
+            await self._queue.put(items, current_ack())
+
+    async def _send(self, batch: list[bytes]) -> None:
+        if self._events is None or self._log_exporter is None:
+            raise RetryableError("exporter not started")
+        records = self._events.build(batch)
+        if not records:
+            raise PermanentError("no event of the batch decodes")
+        result = await run_in_daemon_thread(functools.partial(self._log_exporter.export, records),
+                                            self.config.timeout + _ATTEMPT_MARGIN / 2, f"{self.id}-export")
+        if result is None:
+            raise RetryableError("export call timed out or raised", reason="timeout")
+        if result is not LogRecordExportResult.SUCCESS:
+            raise RetryableError("the collector did not accept the events (unreachable, or refused)",
+                                 reason="network")
 
     async def shutdown(self, timeout: float) -> None:
-        """Flush metrics and events within ``timeout``, then shut the providers down. Idempotent."""
+        """Send queued events and flush metrics within ``timeout``, then shut the SDK parts down. Idempotent."""
         if self._closed:
             return
         self._closed = True
@@ -255,29 +289,39 @@ class OTLPExporter:
             return
         deadline = time.monotonic() + max(0.0, timeout)
         flush_seconds = max(0.0, timeout) * _FLUSH_SHARE
-        parts: list[_Signal] = [p for p in (self._metrics, self._events) if p is not None]
 
         def remaining() -> float:
             return max(0.0, deadline - time.monotonic())
 
-        flushed = await asyncio.gather(*(
-            run_in_daemon_thread(functools.partial(p.force_flush, int(flush_seconds * 1000)), flush_seconds,
-                                 f"{self.id}-flush") for p in parts
-        ))
-        # a flush still running is stuck on the collector: end the SDK exporter's retries so shutdown can finish
-        late = [p for p, done in zip(parts, flushed, strict=True) if done is None]
-        await asyncio.gather(*(run_in_daemon_thread(p.abort, remaining(), f"{self.id}-abort") for p in late))
+        metrics = self._metrics
+        jobs: list[Awaitable[object]] = []
+        if self._queue is not None:
+            jobs.append(self._queue.shutdown(flush_seconds))
+        if metrics is not None:
+            jobs.append(run_in_daemon_thread(functools.partial(metrics.force_flush, int(flush_seconds * 1000)),
+                                             flush_seconds, f"{self.id}-flush"))
+        flushed = await asyncio.gather(*jobs)
+        if metrics is not None and flushed[-1] is None:  # stuck on the collector: end the SDK exporter's retries
+            await run_in_daemon_thread(metrics.abort, remaining(), f"{self.id}-abort")
+            logger.warning("%s: metrics flush did not finish within %.1fs (collector unreachable?)", self.id,
+                           flush_seconds, extra={"component": self.id})
         budget = remaining()
-        await asyncio.gather(*(
-            run_in_daemon_thread(functools.partial(p.shutdown, int(budget * 1000)), budget, f"{self.id}-shutdown")
-            for p in parts
-        ))
+        parts: list[Callable[[], object]] = []
+        if metrics is not None:
+            parts.append(functools.partial(metrics.shutdown, int(budget * 1000)))
+        if self._log_exporter is not None:
+            parts.append(functools.partial(_shutdown_exporter, self._log_exporter, budget))
         if self._events is not None:
-            self._drop("shutdown", self._events.settle())
-        if late:
-            logger.warning("%s: flush did not finish within %.1fs (collector unreachable?); what was not sent is "
-                           "counted in evald_exporter_dropped_scores_total", self.id, flush_seconds,
-                           extra={"component": self.id})
+            parts.append(self._events.provider.shutdown)
+        await asyncio.gather(*(run_in_daemon_thread(p, budget, f"{self.id}-shutdown") for p in parts))
+
+
+def _shutdown_exporter(exporter: LogRecordExporter, budget: float) -> None:
+    shutdown: Callable[..., None] = exporter.shutdown
+    try:
+        shutdown(timeout_millis=budget * 1000)
+    except TypeError:  # the HTTP exporter's shutdown takes no timeout
+        shutdown()
 
 
 class _Signal(Protocol):

@@ -47,9 +47,14 @@ def case_context(case: EvalCase) -> Context | None:
     Metrics recorded in it get exemplars with its ids; log records emitted in it carry its trace/span id. The
     span was exported to evald, so it was sampled: the flags say so (evald does not receive the original flags).
     """
+    return ids_context(case.trace_id, case.span_id)
+
+
+def ids_context(trace_hex: str | None, span_hex: str | None) -> Context | None:
+    """:func:`case_context` from hex ids (None without a valid trace id)."""
     try:
-        trace_id = int(case.trace_id, 16) if case.trace_id else 0
-        span_id = int(case.span_id, 16) if case.span_id else 0
+        trace_id = int(trace_hex, 16) if trace_hex else 0
+        span_id = int(span_hex, 16) if span_hex else 0
     except ValueError:
         return None
     if trace_id == 0 or trace_id >= 1 << 128 or span_id >= 1 << 64:

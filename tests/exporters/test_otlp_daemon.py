@@ -63,8 +63,7 @@ async def test_evald_run_sends_linked_events_and_flushes_metrics_on_sigterm(tmp_
     rotel = Rotel(tmp_path, sink.port).start()
     try:
         config = (
-            f"  otlp/collector: {{ endpoint: 'http://127.0.0.1:{rotel.grpc_port}', export_interval: 5m,"
-            " schedule_delay: 100ms }\n"
+            f"  otlp/collector: {{ endpoint: 'http://127.0.0.1:{rotel.grpc_port}', export_interval: 5m }}\n"
             "assembly: { settle: 200ms, decision_wait: 5s }\n"
             "metrics:\n"
             "  - { kind: error_free, scope: all }\n"
