@@ -2,11 +2,14 @@
 
 A trace holds one ``Delivery`` per source batch that contributed to it (evald/model.py); the pipeline holds the
 completion once per case queued from the trace and releases it when the case was scored and exported, so a source
-(the Kafka receiver) learns a batch is done only when everything derived from it is. No configuration; it cannot
-fail (releasing more often than held is ignored).
+(the Kafka receiver) learns a batch is done only when everything derived from it is. ``on_done`` (optional) runs
+once at that moment too: the assembly window's memory limiter stops charging the trace's bytes there. No
+configuration; it cannot fail (releasing more often than held is ignored).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from evald.model import Delivery
 
@@ -16,12 +19,13 @@ __all__ = ["Completion"]
 class Completion:
     """Releases the deliveries a released (or dropped) trace held once every case derived from it is done."""
 
-    __slots__ = ("_deliveries", "_pending", "_closed")
+    __slots__ = ("_deliveries", "_pending", "_closed", "_on_done")
 
-    def __init__(self, deliveries: list[Delivery]) -> None:
+    def __init__(self, deliveries: list[Delivery], on_done: Callable[[], None] | None = None) -> None:
         self._deliveries = deliveries
         self._pending = 1
         self._closed = False
+        self._on_done = on_done
 
     def hold(self, n: int = 1) -> None:
         self._pending += n
@@ -32,3 +36,5 @@ class Completion:
             self._closed = True
             for delivery in self._deliveries:
                 delivery.release()
+            if self._on_done is not None:
+                self._on_done()

@@ -10,17 +10,25 @@ with their spans for re-evaluation, default 5000).
 Release: when the root span has arrived and nothing new came for ``settle``, or ``decision_wait`` after the
 first item (then the trace is flagged ``complete=False`` if it has no root).
 
-Failure semantics: a batch that would need more than ``num_traces`` traces is refused whole with
-QueueFullError (receivers answer UNAVAILABLE / 503 with a retry hint), so nothing acknowledged is lost.
-Spans past ``max_spans_per_trace`` are rejected and reported back (partial success), counted as
-``trace_too_large``. Redelivered spans (same trace and span id) are accepted and dropped as ``duplicate``.
+Memory (``memory_limiter``: ``limit_mib``, ``spike_limit_mib``, ``retention_limit_mib``; evald/assembly/memory.py):
+every span and log record is charged its estimated bytes while held and until the cases of its released trace
+are done; retained traces are evicted before anything is refused.
+
+Failure semantics: a batch that would need more than ``num_traces`` traces, or pass the memory limiter's soft
+limit, is refused whole with QueueFullError (receivers answer UNAVAILABLE / 503 with a retry hint), so nothing
+acknowledged is lost. A batch that could never fit whole (more new traces than ``num_traces``) is taken in part:
+the traces that fit are kept, the others rejected as partial success (a retry hint only when nothing fits now).
+Spans past ``max_spans_per_trace`` are rejected and reported back (partial success; the receivers count them as
+refused, the window does not count them again). Redelivered spans (same trace and span id) are accepted and
+dropped as ``duplicate``.
 Late spans: a new span of a trace that was already released reopens it (``late_spans: reevaluate``) from the
 retained copy of its last ``late_retention`` released traces: the trace is assembled again with the late span,
 released after ``settle`` with ``revision`` + 1, and its cases (metadata ``revision``) supersede the earlier ones
-(same identity: trace, span, metric), counted in ``evald_assembly_reopened_traces_total``. A late span of a trace
-no longer retained, or any late span with ``late_spans: drop``, is accepted and dropped as ``late``; late log
-records are always dropped as ``late`` (they carry no id to tell a redelivery from new data). Every drop is counted
-in ``evald_assembly_dropped_spans_total{reason}``.
+(same identity: trace, span, metric), counted in ``evald_assembly_reopened_traces_total``. A late span the window
+rejects (its retained trace is already at ``max_spans_per_trace``) never reopens it. A late span of a trace no
+longer retained, or any late span with ``late_spans: drop``, is accepted and dropped as ``late``; late log records
+are always dropped as ``late`` (they carry no id to tell a redelivery from new data). Every drop is counted in
+``evald_assembly_dropped_spans_total{reason}``.
 """
 
 from __future__ import annotations
@@ -39,6 +47,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from evald.assembly.completion import Completion
+from evald.assembly.memory import MemoryLimiter, MemoryLimiterConfig
+from evald.assembly.sizing import batch_sizes
 from evald.config.base import ComponentConfig, Duration
 from evald.errors import QueueFullError
 from evald.model import AssembledTrace, ConsumeResult, Delivery, LogRecord, SignalBatch, SpanRecord, new_assembled_trace
@@ -50,7 +60,9 @@ class AssemblyConfig(ComponentConfig):
     decision_wait: Duration = Field(30.0, description="Longest a trace is held (from its first item).")
     num_traces: int = Field(50_000, gt=0, description="Traces held at once; beyond it receivers ask to retry.")
     max_spans_per_trace: int = Field(2_000, gt=0, description="Spans kept per trace; more are partial-success rejects.")
-    max_logs_per_trace: int = Field(2_000, gt=0, description="Log records kept per trace; more are dropped, counted.")
+    max_logs_per_trace: int = Field(
+        2_000, gt=0, description="Log records kept per trace; more are partial-success rejects."
+    )
     released_memory: int = Field(
         100_000, ge=0, description="Released trace ids remembered, to count late and redelivered spans."
     )
@@ -59,6 +71,9 @@ class AssemblyConfig(ComponentConfig):
     )
     late_retention: int = Field(
         5_000, ge=0, description="Released traces kept (spans and logs) so late spans can re-evaluate them."
+    )
+    memory_limiter: MemoryLimiterConfig = Field(
+        default_factory=MemoryLimiterConfig, description="Byte bounds of the window and the late-retention store."
     )
 
     @model_validator(mode="after")
@@ -88,6 +103,11 @@ class _Pending:
     has_root: bool = False
     truncated: bool = False
     revision: int = 1
+    nbytes: int = 0  # estimated bytes of its spans and logs (evald/assembly/sizing.py)
+
+
+#: what _reopen returns for a retained trace already at max_spans_per_trace: its late spans are rejected
+_FULL = _Pending(trace_id="", first_seen=0.0, deadline=0.0)
 
 
 class TraceWindow:
@@ -102,7 +122,10 @@ class TraceWindow:
         self._pending: dict[str, _Pending] = {}
         self._heap: list[tuple[float, str]] = []
         self._released: OrderedDict[str, None] = OrderedDict()
-        self._retained: OrderedDict[str, AssembledTrace] = OrderedDict()  # released, kept for late spans
+        self._memory = MemoryLimiter(config.memory_limiter, config.late_retention, telemetry)
+        self._retained = self._memory.retained  # released, kept for late spans (bounded by count and bytes)
+        self._retain = config.late_spans == "reevaluate" and self._retained.enabled
+        self._retry_after = max(config.settle, 0.5)
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -119,52 +142,67 @@ class TraceWindow:
     def consume(self, batch: SignalBatch) -> ConsumeResult:
         if self._closed:
             raise QueueFullError("evald is shutting down", retry_after=self._cfg.settle or 1.0)
-        new_ids = {s.trace_id for s in batch.spans} | {rec.trace_id for rec in batch.logs}
+        sizes, span_sizes, log_sizes = batch_sizes(batch)  # estimated bytes per trace id, span and log record
         # a released trace takes a place again only if a late span can reopen it (retained)
-        new_ids = {t for t in new_ids if t not in self._pending and (t not in self._released or t in self._retained)}
-        if len(self._pending) + len(new_ids) > self._cfg.num_traces:
-            raise QueueFullError(
-                f"assembly window is full ({len(self._pending)} of {self._cfg.num_traces} traces)",
-                retry_after=max(self._cfg.settle, 0.5),
-            )
+        pending, released, retained = self._pending, self._released, self._retained
+        new_ids = {t for t in sizes if t not in pending and (t not in released or t in retained)}
+        refused = self._memory.admit(sizes, new_ids, self._cfg.num_traces - len(pending), self._cfg.num_traces,
+                                     self._retry_after)  # raises QueueFullError when the batch is to be retried
         now = self._clock()
         touched: dict[str, _Pending] = {}
-        rejected_spans = 0
-        message = ""
+        rejected_spans = added = 0
+        notes: list[str] = []
+        if refused:
+            notes.append(f"{len(refused)} of the request's {len(sizes)} traces did not fit the assembly window "
+                         f"(num_traces {self._cfg.num_traces}, memory soft limit "
+                         f"{self._memory.soft_limit >> 20} MiB) and were rejected")
+        too_large = ""
         last_trace, entry = "", None  # a trace's spans usually arrive together: look its entry up once
-        for span in batch.spans:
+        for span, nbytes in zip(batch.spans, span_sizes, strict=True):
             if span.trace_id != last_trace or entry is None:
                 last_trace = span.trace_id
+                if refused and last_trace in refused:
+                    rejected_spans += 1
+                    entry = None
+                    continue
                 entry = self._entry(last_trace, now, touched) or self._reopen(span, now, touched)
                 if entry is None:
                     continue
             if span.span_id in entry.spans:
                 self._dropped_spans.get("duplicate").inc()
                 continue
-            if len(entry.spans) >= self._cfg.max_spans_per_trace:
-                entry.truncated = True
-                rejected_spans += 1
-                self._dropped_spans.get("trace_too_large").inc()
-                message = message or (
+            if entry is _FULL or len(entry.spans) >= self._cfg.max_spans_per_trace:
+                if entry is not _FULL:
+                    entry.truncated = True
+                rejected_spans += 1  # reported back as partial success; the receivers count it as refused
+                too_large = too_large or (
                     f"trace {span.trace_id} exceeds max_spans_per_trace ({self._cfg.max_spans_per_trace}); "
                     "further spans of it were rejected"
                 )
                 continue
             entry.spans[span.span_id] = span
+            entry.nbytes += nbytes
+            added += nbytes
             if not span.parent_span_id:  # SpanRecord.is_root, without a property call per span
                 entry.has_root = True
         rejected_logs = 0
-        for rec in batch.logs:
-            entry = self._entry(rec.trace_id, now, touched)
-            if entry is None:
+        for rec, nbytes in zip(batch.logs, log_sizes, strict=True):
+            if refused and rec.trace_id in refused:
+                rejected_logs += 1
+                continue
+            log_entry = self._entry(rec.trace_id, now, touched)
+            if log_entry is None:
                 self._tm.dropped_logs.labels("late").inc()
                 continue
-            if len(entry.logs) >= self._cfg.max_logs_per_trace:
+            if len(log_entry.logs) >= self._cfg.max_logs_per_trace:
                 rejected_logs += 1
-                self._tm.dropped_logs.labels("trace_too_large").inc()
-                message = message or f"trace {rec.trace_id} exceeds max_logs_per_trace ({self._cfg.max_logs_per_trace})"
+                too_large = too_large or (
+                    f"trace {rec.trace_id} exceeds max_logs_per_trace ({self._cfg.max_logs_per_trace})")
                 continue
-            entry.logs.append(rec)
+            log_entry.logs.append(rec)
+            log_entry.nbytes += nbytes
+            added += nbytes
+        self._memory.window_bytes += added
         for entry in touched.values():
             if batch.delivery is not None:
                 batch.delivery.hold()
@@ -177,7 +215,9 @@ class TraceWindow:
                 heapq.heappush(self._heap, (deadline, entry.trace_id))
         if touched:
             self._wake.set()
-        return ConsumeResult(rejected_spans=rejected_spans, rejected_logs=rejected_logs, message=message)
+        if too_large:
+            notes.append(too_large)
+        return ConsumeResult(rejected_spans=rejected_spans, rejected_logs=rejected_logs, message="; ".join(notes))
 
     def _entry(self, trace_id: str, now: float, touched: dict[str, _Pending]) -> _Pending | None:
         entry = touched.get(trace_id) or self._pending.get(trace_id)
@@ -198,12 +238,15 @@ class TraceWindow:
         if any(s.span_id == span.span_id for s in kept.spans):
             self._dropped_spans.get("duplicate").inc()
             return None
-        del self._retained[span.trace_id]
+        if len(kept.spans) >= self._cfg.max_spans_per_trace:
+            return _FULL  # the span will be rejected: the trace stays released, nothing is re-scored
+        _, nbytes = self._retained.take(span.trace_id) or (kept, 0)
         self._released.pop(span.trace_id, None)
         entry = _Pending(trace_id=kept.trace_id, first_seen=now, deadline=_UNSCHEDULED,
                          spans={s.span_id: s for s in kept.spans}, logs=list(kept.logs),
                          has_root=any(s.is_root for s in kept.spans), truncated=kept.truncated,
-                         revision=kept.revision + 1)
+                         revision=kept.revision + 1, nbytes=nbytes)
+        self._memory.window_bytes += nbytes
         self._pending[kept.trace_id] = entry
         touched[kept.trace_id] = entry
         self._tm.traces_reopened.inc()
@@ -227,11 +270,8 @@ class TraceWindow:
             truncated=entry.truncated,
             revision=entry.revision,
         )
-        if self._cfg.late_spans == "reevaluate" and self._cfg.late_retention:
-            self._retained[trace_id] = trace
-            while len(self._retained) > self._cfg.late_retention:
-                self._retained.popitem(last=False)
-        return trace, Completion(entry.deliveries)
+        on_done = self._memory.release(entry.nbytes, trace if self._retain else None)
+        return trace, Completion(entry.deliveries, on_done)
 
     def due(self) -> list[str]:
         """Trace ids whose deadline has passed (stale heap entries are skipped)."""
@@ -282,6 +322,7 @@ class TraceWindow:
         count = 0
         for trace_id in list(self._pending):
             entry = self._pending.pop(trace_id)
+            self._memory.window_bytes -= entry.nbytes
             self._tm.dropped_spans.labels(reason).inc(len(entry.spans))
             for delivery in entry.deliveries:
                 delivery.release()

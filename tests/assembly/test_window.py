@@ -6,8 +6,10 @@ from evald.assembly.completion import Completion
 from evald.assembly.window import AssemblyConfig, TraceWindow
 from evald.errors import QueueFullError
 from evald.model import AssembledTrace, Delivery, SignalBatch
+from evald.receivers.ingest import Ingestor
 from evald.telemetry import Telemetry
 from evald.testing import FakeClock, log, span
+from tests.receivers.support import logs_request, sample, trace_request
 
 T1 = "11111111111111111111111111111111"
 T2 = "22222222222222222222222222222222"
@@ -138,7 +140,26 @@ async def test_max_spans_per_trace_rejects_and_reports() -> None:
     window, clock, tm, out = make(max_spans_per_trace=3)
     result = window.consume(SignalBatch(spans=tuple(span(T1, parent="f" * 16) for _ in range(5))))
     assert result.rejected_spans == 2 and "max_spans_per_trace" in result.message
-    assert value(tm, "evald_assembly_dropped_spans_total", reason="trace_too_large") == 2
+    assert len(window._pending[T1].spans) == 3 and window._pending[T1].truncated
+
+
+async def test_spans_past_max_spans_per_trace_are_counted_in_one_counter_only() -> None:
+    """Rejected spans are refused (the sender is told): the receiver counts them, the window does not also count
+    them as accepted-then-dropped (issue 16 item 13: they were in two drop counters)."""
+    window, clock, tm, out = make(max_spans_per_trace=3, max_logs_per_trace=1)
+    ingestor = Ingestor("otlp", "http", window, tm)
+    rejected, message = ingestor.ingest_traces(trace_request(5, attributes={"k": "v"}))
+    assert rejected == 2 and "max_spans_per_trace" in message
+    assert sample(tm.registry, "evald_receiver_refused_spans_total", receiver="otlp", transport="http",
+                  reason="consumer_rejected") == 2
+    assert sample(tm.registry, "evald_receiver_accepted_spans_total", receiver="otlp", transport="http") == 3
+    rejected, message = ingestor.ingest_logs(logs_request(3))
+    assert rejected == 2 and "max_logs_per_trace" in message
+    assert sample(tm.registry, "evald_receiver_refused_log_records_total", receiver="otlp", transport="http",
+                  reason="consumer_rejected") == 2
+    dropped = [s for m in tm.registry.collect() if m.name.startswith("evald_assembly_dropped") for s in m.samples
+               if s.name.endswith("_total")]
+    assert sum(s.value for s in dropped) == 0
 
 
 async def test_logs_join_their_trace() -> None:
@@ -198,3 +219,52 @@ async def test_traces_in_window_gauge_is_read_at_scrape_time() -> None:
     window.consume(SignalBatch(spans=(span("3" * 32, "c" * 16),)))
     assert window.drop_all("shutdown") == 1
     assert value(tm, "evald_assembly_traces") == 0
+
+
+async def test_a_request_with_more_traces_than_the_window_is_taken_in_part_not_refused_forever() -> None:
+    """Issue 16 item 8: num_traces + 500 distinct traces into an empty window: a window's worth is kept, the rest is
+    rejected as partial success (no retry hint: the request can never fit)."""
+    window, clock, tm, out = make(num_traces=1000)
+    sink = await collect_into(out)
+    spans = tuple(span(f"{i + 1:032x}", f"{i + 1:016x}") for i in range(1500))
+    result = window.consume(SignalBatch(spans=spans))
+    assert len(window) == 1000 and result.rejected_spans == 500
+    assert "500 of the request's 1500 traces did not fit" in result.message
+    assert {s.trace_id for s in spans[:1000]} == set(window._pending)  # the first traces in the request are kept
+    assert value(tm, "evald_assembly_refused_requests_total", reason="request_too_large") == 1
+    # a full window: nothing of it fits now, so the sender is asked to retry, and the retry is taken in part
+    with pytest.raises(QueueFullError):
+        window.consume(SignalBatch(spans=spans[1000:] + tuple(span(f"{i:032x}", "a" * 16) for i in (9001, 9002))
+                                   + tuple(span(f"{i:032x}", "b" * 16) for i in range(10_000, 10_999))))
+    clock.advance(10.1)
+    assert await window.release_due(sink) == 1000
+    result = window.consume(SignalBatch(spans=spans[1000:] + tuple(span(f"{i:032x}") for i in range(20_000, 21_000))))
+    assert len(window) == 1000 and result.rejected_spans == 500
+
+
+async def test_a_late_span_that_is_rejected_never_reopens_its_trace() -> None:
+    """Issue 16 item 9: a trace released at max_spans_per_trace stays released when more of its spans arrive: they
+    are rejected (partial success) and nothing is re-scored."""
+    window, clock, tm, out = make(max_spans_per_trace=3, late_retention=10)
+    sink = await collect_into(out)
+    root = span(T1, "a" * 16)
+    window.consume(SignalBatch(spans=(root, *(span(T1, f"{i:016x}", parent="a" * 16) for i in (1, 2)))))
+    clock.advance(2)
+    assert await window.release_due(sink) == 1
+    released_before = value(tm, "evald_assembly_released_traces_total", trigger="root_settled")
+    for i in range(6):
+        result = window.consume(SignalBatch(spans=(span(T1, f"{100 + i:016x}", parent="a" * 16),)))
+        assert result.rejected_spans == 1 and "max_spans_per_trace" in result.message
+    clock.advance(30)
+    assert await window.release_due(sink) == 0 and len(window) == 0
+    assert [t.revision for t in out] == [1]
+    assert value(tm, "evald_assembly_released_traces_total", trigger="root_settled") == released_before == 1
+    assert value(tm, "evald_assembly_reopened_traces_total") == 0
+    # a trace below the bound still reopens (the rejection is about the bound only)
+    window.consume(SignalBatch(spans=(span(T2, "c" * 16),)))
+    clock.advance(2)
+    await window.release_due(sink)
+    window.consume(SignalBatch(spans=(span(T2, "d" * 16, parent="c" * 16),)))
+    clock.advance(2)
+    await window.release_due(sink)
+    assert [t.revision for t in out] == [1, 1, 2] and value(tm, "evald_assembly_reopened_traces_total") == 1

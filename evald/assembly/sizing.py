@@ -1,0 +1,98 @@
+"""Cheap estimates of the memory a span or log record holds, for the assembly window's byte accounting.
+
+``span_bytes(span)`` / ``log_bytes(record)``: a fixed overhead per record (the record object, its ids, its
+attribute dict) plus, per attribute, a fixed overhead and the length of its key and of its value (``str`` and
+``bytes`` by length; lists and maps walked, every element charged the same way; other scalars a fixed size).
+Events are charged like attribute sets. The resource is not charged: the OTLP conversion shares one resource dict
+between the records of a request (and across requests), so it costs nothing per span.
+
+Lengths are characters, not bytes: a CPython ``str`` stores 1, 2 or 4 bytes per character depending on its widest
+character, so text outside Latin-1 is under-estimated by up to 4x (the fixed overheads absorb part of it on small
+values). The constants were fitted with tracemalloc on the corpus (``tests/assembly/test_sizing.py`` measures the
+ratio of what converting a request really allocates to the estimate: 0.9-1.3 over the corpus configurations,
+1.0-1.05 for large attribute values; docs/architecture.md, "Memory bounds").
+
+Pure functions; no configuration; they never raise on any value the OTLP conversion produces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from evald.model import LogRecord, SignalBatch, SpanRecord
+
+__all__ = ["SPAN_OVERHEAD", "batch_sizes", "log_bytes", "span_bytes", "value_bytes"]
+
+#: the SpanRecord object, its trace/span/parent id strings, name, empty events tuple and attribute dict header
+SPAN_OVERHEAD = 600
+#: a log record's object, ids, event name and attribute dict header
+LOG_OVERHEAD = 450
+#: a SpanEvent object and its attribute dict header
+EVENT_OVERHEAD = 250
+#: one attribute: dict slot (with growth slack), the key and value object headers (str: 49 bytes + length)
+ATTR_OVERHEAD = 110
+#: a non-text scalar (int, float, bool, None)
+SCALAR_BYTES = 32
+#: a list or dict inside a value: its object and table (elements are charged like attributes)
+CONTAINER_BYTES = 120
+
+
+def value_bytes(value: Any) -> int:
+    """Estimated bytes of one attribute value (without the attribute's own overhead)."""
+    kind = type(value)
+    if kind is str or kind is bytes:
+        return len(value)
+    if kind is not list and kind is not dict:
+        return SCALAR_BYTES
+    total = 0
+    stack: list[Any] = [value]  # iterative: a deeply nested value costs no recursion
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str or kind is bytes:
+            total += ATTR_OVERHEAD + len(item)
+        elif kind is dict:
+            total += CONTAINER_BYTES
+            for key, inner in item.items():
+                total += len(key) + ATTR_OVERHEAD // 2
+                stack.append(inner)
+        elif kind is list:
+            total += CONTAINER_BYTES
+            stack.extend(item)
+        else:
+            total += ATTR_OVERHEAD
+    return total
+
+
+def attributes_bytes(attributes: Mapping[str, Any]) -> int:
+    total = 0
+    for key, value in attributes.items():
+        kind = type(value)
+        total += ATTR_OVERHEAD + len(key) + (len(value) if kind is str or kind is bytes else value_bytes(value))
+    return total
+
+
+def span_bytes(span: SpanRecord) -> int:
+    total = SPAN_OVERHEAD + len(span.name) + len(span.status_message) + attributes_bytes(span.attributes)
+    for event in span.events:
+        total += EVENT_OVERHEAD + len(event.name) + attributes_bytes(event.attributes)
+    return total
+
+
+def log_bytes(record: LogRecord) -> int:
+    body = record.body
+    return (LOG_OVERHEAD + len(record.event_name) + attributes_bytes(record.attributes)
+            + (0 if body is None else value_bytes(body)))
+
+
+def batch_sizes(batch: SignalBatch) -> tuple[dict[str, int], list[int], list[int]]:
+    """Estimated bytes per trace id (in arrival order), per span and per log record of ``batch``."""
+    sizes: dict[str, int] = {}
+    span_sizes = [span_bytes(span) for span in batch.spans]
+    for span, nbytes in zip(batch.spans, span_sizes, strict=True):
+        sizes[span.trace_id] = sizes.get(span.trace_id, 0) + nbytes
+    log_sizes = [log_bytes(rec) for rec in batch.logs]
+    for rec, nbytes in zip(batch.logs, log_sizes, strict=True):
+        sizes[rec.trace_id] = sizes.get(rec.trace_id, 0) + nbytes
+    return sizes, span_sizes, log_sizes
