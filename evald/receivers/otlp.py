@@ -26,7 +26,8 @@ malformed request -> INVALID_ARGUMENT / 400; window full -> UNAVAILABLE + RetryI
 unexpected error -> INTERNAL / 500, logged (rate-limited), the server keeps serving. ``start`` raises
 ``OSError`` when the endpoint cannot be bound. With ``tls`` a client that fails the handshake is dropped by the
 server; with ``auth`` a request without an accepted token gets UNAUTHENTICATED / 401 before its body is read
-(docs/security.md).
+(docs/security.md). OTLP/gRPC sent to the HTTP port gets 400 naming the gRPC port, is counted as
+``outcome="wrong_protocol"`` and logged once a minute (wrong_protocol.py; the reverse cannot be seen, see there).
 """
 
 from __future__ import annotations
@@ -94,12 +95,16 @@ def build_otlp_receivers(
 ) -> list[Source]:
     """One ``Source`` per enabled protocol (gRPC first). Nothing binds until ``start``."""
     receivers: list[Source] = []
+    grpc_port = None
     if config.grpc is not None:
         from evald.receivers.otlp_grpc import OTLPGrpcReceiver
 
-        receivers.append(OTLPGrpcReceiver(config.grpc, telemetry, component_id=component_id))
+        grpc = OTLPGrpcReceiver(config.grpc, telemetry, component_id=component_id)
+        receivers.append(grpc)
+        configured = int(config.grpc.endpoint.rpartition(":")[2])
+        grpc_port = lambda: grpc.bound_port or configured  # noqa: E731 - named to gRPC senders on the HTTP port
     if config.http is not None:
         from evald.receivers.otlp_http import OTLPHttpReceiver
 
-        receivers.append(OTLPHttpReceiver(config.http, telemetry, component_id=component_id))
+        receivers.append(OTLPHttpReceiver(config.http, telemetry, component_id=component_id, grpc_port=grpc_port))
     return receivers

@@ -21,7 +21,10 @@ Answers (bodies in the request's encoding, ``Content-Type`` mirrored):
 * 415 for another content type or content encoding (a JSON ``google.rpc.Status`` saying what is accepted);
 * 503 with ``Retry-After`` (whole seconds) and a ``RetryInfo`` detail when the window is full (``QueueFullError``);
 * 500 for any unexpected error, logged with its traceback at most every 20 s per kind; the server keeps serving;
-* 405 for another method on a known path, 404 for an unknown path (aiohttp's router).
+* 405 for another method on a known path, 404 for an unknown path (aiohttp's router);
+* 400 with a text body naming the gRPC port, and the connection closed, for a connection that opens with the
+  HTTP/2 preface (an OTLP/gRPC exporter on the wrong port): counted as ``outcome="wrong_protocol"`` and logged as
+  one rate-limited WARNING, not as aiohttp's traceback (wrong_protocol.py).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import logging
 import math
 import traceback
 import zlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from aiohttp import web
@@ -45,6 +49,7 @@ from evald.receivers.auth import Authenticator
 from evald.receivers.ingest import Encoding, Ingestor, MalformedRequest, Signal, export_response, retry_info, trim
 from evald.receivers.otlp_json import to_json
 from evald.receivers.tls import security_label, server_ssl_context
+from evald.receivers.wrong_protocol import SniffingTCPSite, WrongProtocolReport
 from evald.telemetry import RateLimitedLog, Telemetry
 
 if TYPE_CHECKING:
@@ -65,7 +70,9 @@ class BodyTooLarge(Exception):
 class OTLPHttpReceiver:
     """A ``Source``: serves OTLP/HTTP and hands what it receives to the next consumer."""
 
-    def __init__(self, config: OTLPHttpConfig, telemetry: Telemetry, *, component_id: str = "otlp") -> None:
+    def __init__(self, config: OTLPHttpConfig, telemetry: Telemetry, *, component_id: str = "otlp",
+                 grpc_port: Callable[[], int | None] | None = None) -> None:
+        """``grpc_port``: the sibling OTLP/gRPC receiver's port, named to OTLP/gRPC senders (None: gRPC is off)."""
         self.id = f"{component_id}/http"
         self.config = config
         self.bound_port: int | None = None
@@ -75,6 +82,7 @@ class OTLPHttpReceiver:
         self._ingestor: Ingestor | None = None
         self._auth: Authenticator | None = None
         self._closed = False
+        self._wrong_protocol = WrongProtocolReport(telemetry, component_id, lambda: self.bound_port, grpc_port)
 
     async def start(self, next_consumer: TraceConsumer) -> None:
         if self._runner is not None or self._closed:
@@ -92,7 +100,8 @@ class OTLPHttpReceiver:
         await runner.setup()
         host, port = split_endpoint(self.config.endpoint)
         try:
-            await web.TCPSite(runner, host, port, ssl_context=ssl_context).start()
+            await SniffingTCPSite(runner, host, port, ssl_context=ssl_context,
+                                  on_preface=self._wrong_protocol.http2_preface).start()
         except BaseException:
             await runner.cleanup()
             raise
