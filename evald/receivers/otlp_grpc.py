@@ -20,6 +20,9 @@ Answers:
 * request larger than ``max_recv_msg_size_mib`` -> ``RESOURCE_EXHAUSTED`` (by gRPC itself);
 * any other exception -> ``INTERNAL``, logged with its traceback at most every 20 s per kind; the server keeps
   serving.
+
+HTTP/1 (an OTLP/HTTP exporter on this port) is closed by grpc-core before any Python code sees it: it cannot be
+counted or logged here (what was tried: wrong_protocol.py). The reverse case, gRPC on the HTTP port, is handled.
 """
 
 from __future__ import annotations
