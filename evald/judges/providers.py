@@ -14,7 +14,13 @@ with any OpenAI-compatible server (vLLM, Ollama, gateways). ``anthropic``: messa
 (``verdict``, the schema as its ``input_schema``); the ``tool_use`` block's input is the verdict, re-serialised as
 JSON in the order received (a plain text JSON answer is accepted too).
 Both raise ``ProviderError`` with an outcome (``rate_limited``, ``server_error``, ``client_error``, ``timeout``,
-``connection_error``, ``malformed``) and the server's ``Retry-After``; messages never carry the API key.
+``connection_error``, ``malformed``) and the server's ``Retry-After``; messages never carry the API key. The usage
+an answer reports is passed on raw (``Completion.input_tokens``/``output_tokens``, ``MISSING`` when absent), also
+with a ``malformed`` answer (``ProviderError.usage``), for the limiter to judge (evald/judges/usage.py); a usage
+that is absent or odd never makes an answer malformed. ``ProviderError.maybe_billed`` says whether the provider
+may have billed a failed attempt (a timeout or a connection lost after connecting: yes; an HTTP error status or
+a connection never made: no). A body that is not JSON for orjson (``NaN``, ``Infinity``) is read with the
+standard library before it is called unreadable.
 """
 
 from __future__ import annotations
@@ -29,15 +35,21 @@ import orjson
 
 from evald.exporters.sending_policy import parse_retry_after
 from evald.judges.config import JudgeConfig
+from evald.judges.usage import MISSING
 
 RETRYABLE_OUTCOMES = frozenset({"rate_limited", "server_error", "timeout", "connection_error"})
+#: what ``httpx`` raises when no connection was made (nothing sent, nothing billed)
+_NOT_CONNECTED = frozenset({"ConnectError", "ConnectTimeout"})
+Usage = tuple[object, object]
 
 
 @dataclass(frozen=True, slots=True)
 class Completion:
+    """An answer: its text and the usage it reported, raw (an int when the provider behaves; ``MISSING``)."""
+
     text: str
-    input_tokens: int
-    output_tokens: int
+    input_tokens: object
+    output_tokens: object
 
 
 class _SchemaRefused(Exception):
@@ -45,10 +57,17 @@ class _SchemaRefused(Exception):
 
 
 class ProviderError(RuntimeError):
-    def __init__(self, outcome: str, message: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self, outcome: str, message: str, retry_after: float | None = None, *, usage: Usage | None = None,
+        maybe_billed: bool = False,
+    ) -> None:
         super().__init__(message)
         self.outcome = outcome
         self.retry_after = retry_after
+        #: the usage an unusable answer reported (``(MISSING, MISSING)``: an answer that reported none)
+        self.usage = usage
+        #: the provider may have billed this attempt although it gave no usable answer
+        self.maybe_billed = maybe_billed or usage is not None
 
     @property
     def retryable(self) -> bool:
@@ -113,24 +132,50 @@ class _SdkProvider:
         errors = self._sdk
         try:
             response = await self._client.post(path, body=body, cast_to=self._raw_response)
-            return orjson.loads(response.content)
         except errors.BadRequestError:
             raise
         except errors.APIStatusError as err:
             raise _status_error(err.status_code, err.response.headers) from None
-        except errors.APITimeoutError:
-            raise ProviderError("timeout", f"no answer within {self._config.timeout:g}s") from None
+        except errors.APITimeoutError as err:
+            connected = type(err.__cause__).__name__ not in _NOT_CONNECTED
+            raise ProviderError(
+                "timeout", f"no answer within {self._config.timeout:g}s", maybe_billed=connected
+            ) from None
         except errors.APIConnectionError as err:
-            raise ProviderError("connection_error", f"connection failed: {type(err.__cause__).__name__}") from None
-        except ValueError as err:  # orjson.JSONDecodeError included
-            raise ProviderError("malformed", f"unreadable response: {type(err).__name__}") from None
+            cause = type(err.__cause__).__name__
+            raise ProviderError(
+                "connection_error", f"connection failed: {cause}", maybe_billed=cause not in _NOT_CONNECTED
+            ) from None
+        return _decode(response.content)
 
     async def aclose(self) -> None:
         await self._client.close()
 
 
-def _malformed(detail: str) -> ProviderError:
-    return ProviderError("malformed", detail)
+def _decode(content: bytes) -> dict[str, Any]:
+    """The JSON object of an answer; orjson first, the standard library for what orjson refuses (NaN, Infinity)."""
+    try:
+        answer = orjson.loads(content)
+    except ValueError:
+        try:
+            answer = json.loads(content)
+        except ValueError as err:
+            raise _malformed(f"unreadable response: {type(err).__name__}") from None
+    if not isinstance(answer, dict):
+        raise _malformed("unreadable response: not a JSON object")
+    return answer
+
+
+def _malformed(detail: str, usage: Usage = (MISSING, MISSING)) -> ProviderError:
+    return ProviderError("malformed", detail, usage=usage)
+
+
+def _reported(answer: dict[str, Any], input_key: str, output_key: str) -> Usage:
+    """The raw usage counts of an answer (``MISSING`` for each one absent)."""
+    usage = answer.get("usage")
+    if not isinstance(usage, dict):
+        return MISSING, MISSING
+    return usage.get(input_key, MISSING), usage.get(output_key, MISSING)
 
 
 class OpenAIProvider(_SdkProvider):
@@ -162,15 +207,14 @@ class OpenAIProvider(_SdkProvider):
             if response_format["type"] == "json_schema":
                 raise _SchemaRefused from None
             raise ProviderError("client_error", "HTTP 400") from None
+        usage = _reported(answer, "prompt_tokens", "completion_tokens")
         try:
             text = answer["choices"][0]["message"]["content"]
-            usage = answer["usage"]
-            tokens = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-        except (KeyError, IndexError, TypeError, AttributeError, ValueError):
-            raise _malformed("response without message content or usage") from None
+        except (KeyError, IndexError, TypeError):
+            text = None
         if not isinstance(text, str):
-            raise _malformed("response without message content or usage")
-        return Completion(text, *tokens)
+            raise _malformed("response without message content", usage)
+        return Completion(text, *usage)
 
 
 class AnthropicProvider(_SdkProvider):
@@ -191,18 +235,17 @@ class AnthropicProvider(_SdkProvider):
             answer = await self._post("/v1/messages", body)
         except self._sdk.BadRequestError:
             raise ProviderError("client_error", "HTTP 400") from None
-        try:
-            blocks = [b for b in answer.get("content") or () if isinstance(b, dict)]
-            usage = answer["usage"]
-            tokens = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
-        except (KeyError, TypeError, AttributeError, ValueError):
-            raise _malformed("response without usage") from None
+        usage = _reported(answer, "input_tokens", "output_tokens")
+        content = answer.get("content")
+        if not isinstance(content, list):
+            raise _malformed("response without content", usage)
+        blocks = [b for b in content if isinstance(b, dict)]
         tool_inputs = [b.get("input") for b in blocks if b.get("type") == "tool_use" and b.get("name") == "verdict"]
         if tool_inputs:
             text = json.dumps(tool_inputs[0], ensure_ascii=False)
         else:
             text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
-        return Completion(text, *tokens)
+        return Completion(text, *usage)
 
 
 def make_provider(config: JudgeConfig) -> JudgeProvider:

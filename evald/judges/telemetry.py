@@ -17,7 +17,8 @@ class JudgeTelemetry:
         self.requests = Counter(
             "evald_judge_requests",
             "Judge calls by outcome: one per attempt sent (ok, rate_limited, server_error, timeout, ...) and one "
-            "per call refused before sending (budget_exhausted, circuit_open, never_send).",
+            "per call refused or given up before sending (budget_exhausted, circuit_open, never_send; timeout: its "
+            "deadline or its metric's passed while it waited).",
             ["judge", "outcome"], registry=r,
         )
         self.duration = Histogram(
@@ -25,9 +26,19 @@ class JudgeTelemetry:
             buckets=_BUCKETS, registry=r,
         )
         self.tokens = Counter(
-            "evald_judge_tokens", "Tokens billed by the provider, by direction.", ["judge", "direction"], registry=r
+            "evald_judge_tokens", "Tokens charged to the judge's budget, by direction: the usage the provider "
+            "reported, or the worst case when it reported none that is usable or may have billed an attempt that "
+            "gave no answer (a timeout).", ["judge", "direction"], registry=r
         )
-        self.cost = Counter("evald_judge_cost_usd", "Judge spend in USD (price table x usage).", ["judge"], registry=r)
+        self.usage_invalid = Counter(
+            "evald_judge_usage_invalid", "Answers whose reported usage could not be charged as reported, by reason "
+            "(missing, non_numeric, non_finite, negative, absurd: charged the worst case) or that billed more than "
+            "the worst case reserved (above_worst_case: charged as reported).", ["judge", "reason"], registry=r,
+        )
+        self.cost = Counter(
+            "evald_judge_cost_usd", "Judge spend in USD charged to the budget (price x charged tokens).", ["judge"],
+            registry=r,
+        )
         self.budget_remaining = Gauge(
             "evald_judge_budget_remaining_usd", "USD left of the judge's budget in the current UTC hour or day.",
             ["judge", "window"], registry=r,

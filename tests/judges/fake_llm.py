@@ -3,6 +3,13 @@
 Each request takes the next ``Reply`` from ``script`` (then ``default``): a verdict text with usage, an HTTP
 status (with ``Retry-After``), a hang, a delay, a body that is not JSON, or any ``raw_body``. ``received`` keeps
 every request body; ``peers`` the client address of every connection a request came on (connection reuse).
+
+Billing, as a provider bills: every answer with status 200 (readable or not) bills ``input_tokens`` +
+``output_tokens`` (``bill_worst``: the request's prompt bytes and its ``max_tokens``, the most a byte-level
+tokenizer can bill) into ``billed_tokens`` when its ``delay`` has passed, whether or not the client is still
+there to read it; a hang or an error status bills nothing. What the answer *reports* is ``usage``: by default the
+billed counts, else a pair of raw JSON values (``OMIT`` leaves a count out, a float NaN is sent as ``NaN``) or
+``None`` for no usage object at all.
 Structured output: an Anthropic request that forces a tool gets the verdict as that tool's ``tool_use`` input
 (unless the reply is ``plain_text`` or not a JSON object); with ``reject_json_schema`` an OpenAI request whose
 ``response_format`` is ``json_schema`` is answered 400, as by a server without structured output.
@@ -26,12 +33,17 @@ from evald.judges.limiter import JudgeLimiter
 from evald.judges.telemetry import JudgeTelemetry
 from tests.metrics.local_http import LocalServer, serve
 
+OMIT = object()
+BILLED = "billed"
+
 
 @dataclass
 class Reply:
     text: str = '{"reasoning": "fine", "score": 5}'
     input_tokens: int = 100
     output_tokens: int = 10
+    usage: Any = BILLED
+    bill_worst: bool = False
     status: int = 200
     retry_after: str | None = None
     delay: float = 0.0
@@ -50,6 +62,9 @@ class FakeLLM:
     peak_in_flight: int = 0
     reject_json_schema: bool = False
     peers: set[tuple[str, int]] = field(default_factory=set)
+    billed_tokens: int = 0
+    answers: int = 0
+    _answered: asyncio.Event = field(default_factory=asyncio.Event)
 
     def then(self, *replies: Reply) -> FakeLLM:
         self.script.extend(replies)
@@ -81,6 +96,10 @@ class FakeLLM:
         reply = self.script.popleft() if self.script else self.default
         if reply.hang:
             await asyncio.sleep(3600)
+        body = await request.json()
+        billed = _billed(body, reply)
+        if reply.status == 200:  # billed when the answer is ready, even if the client has gone by then
+            asyncio.get_running_loop().call_later(reply.delay, self._bill, sum(billed))
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.status != 200:
@@ -91,21 +110,47 @@ class FakeLLM:
             return web.Response(text="{not json", content_type="application/json")
         if reply.raw_body is not None:
             return web.Response(text=reply.raw_body, content_type="application/json")
-        body = await request.json()
+        reported = billed if reply.usage == BILLED else reply.usage
         if request.path.endswith("/messages"):
             content, stop = _anthropic_content(body, reply)
             return web.json_response({
                 "id": "msg_1", "type": "message", "role": "assistant", "model": body["model"],
                 "content": content, "stop_reason": stop, "stop_sequence": None,
-                "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
+                **_usage(reported, "input_tokens", "output_tokens"),
             })
         return web.json_response({
             "id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
             "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text},
                          "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": reply.input_tokens, "completion_tokens": reply.output_tokens,
-                      "total_tokens": reply.input_tokens + reply.output_tokens},
+            **_usage(reported, "prompt_tokens", "completion_tokens"),
         })
+
+    def _bill(self, tokens: int) -> None:
+        self.billed_tokens += tokens
+        self.answers += 1
+        self._answered.set()
+
+    async def until_answered(self, answers: int, timeout: float = 5.0) -> None:
+        """Wait (bounded) until the stand-in has answered (and billed) ``answers`` requests in all."""
+        async with asyncio.timeout(timeout):
+            while self.answers < answers:
+                self._answered.clear()
+                await self._answered.wait()
+
+
+def _billed(body: dict[str, Any], reply: Reply) -> tuple[int, int]:
+    """What one answer bills: the reply's counts, or (``bill_worst``) every prompt byte and ``max_tokens``."""
+    if not reply.bill_worst:
+        return reply.input_tokens, reply.output_tokens
+    texts = [text for text in [body.get("system"), *(m["content"] for m in body["messages"])] if text]
+    return len("\n".join(texts).encode("utf-8")), int(body["max_tokens"])
+
+
+def _usage(reported: Any, input_key: str, output_key: str) -> dict[str, Any]:
+    if reported is None:
+        return {}
+    counts = {key: value for key, value in zip((input_key, output_key), reported, strict=True) if value is not OMIT}
+    return {"usage": counts}
 
 
 async def _asks_json_schema(request: web.Request) -> bool:
