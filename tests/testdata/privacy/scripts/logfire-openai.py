@@ -17,10 +17,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import logfire  # noqa: E402
 import openai  # noqa: E402
+from oi_pai_logfire_standin import StandIn, dump  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
-
-from oi_pai_logfire_standin import StandIn, dump  # noqa: E402
 
 configuration, outdir = sys.argv[1], sys.argv[2]
 assert configuration == "logfire-openai.scrubbed"

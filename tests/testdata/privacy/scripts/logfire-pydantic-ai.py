@@ -17,14 +17,13 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import logfire  # noqa: E402
+from oi_pai_logfire_standin import StandIn, dump  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 from pydantic_ai import Agent  # noqa: E402
 from pydantic_ai.models.openai import OpenAIChatModel  # noqa: E402
 from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
-
-from oi_pai_logfire_standin import StandIn, dump  # noqa: E402
 
 configuration, outdir = sys.argv[1], sys.argv[2]
 SYSTEM = "You are a concise assistant. Answer in one sentence."

@@ -1,6 +1,7 @@
 """Write <configuration>/capture.json for the captures made with oi_pai_logfire_standin.py (issue 15).
 
-usage: python oi_pai_logfire_manifest.py <privacy_dir> <configuration> <venv_python_site_packages_hint>
+usage: <the configuration's venv>/bin/python oi_pai_logfire_manifest.py <privacy_dir> specs/<configuration>.json
+(run with the venv the capture ran in: the package versions are read from it)
 The `recorded` judgements come from reading the decoded spans (see RECORDED); the masking markers and the attribute
 keys carrying them, the scope names and the package versions are read from the files / the venv, not typed in.
 """
@@ -61,14 +62,16 @@ def _strings(value, path):
 
 def has_error_status(path: str) -> bool:
     req = ExportTraceServiceRequest()
-    req.ParseFromString(open(path, "rb").read())
+    with open(path, "rb") as fh:
+        req.ParseFromString(fh.read())
     return any(sp.status.code == 2 for rs in req.resource_spans for ss in rs.scope_spans for sp in ss.spans)
 
 
 def scan(path: str) -> tuple[set, dict]:
     """(scope names, {marker: sorted attribute keys}) of one .pb / .logs.pb file."""
     scopes, markers = set(), {}
-    data = open(path, "rb").read()
+    with open(path, "rb") as fh:
+        data = fh.read()
 
     def note(where, text):
         for m in MARKER_RE.findall(text):
@@ -128,7 +131,8 @@ def build(privacy_dir: str, spec: dict) -> dict:
         # the shared vocabulary: a field the scenario has no use for (tools in a plain chat) is "absent";
         # error_status is "present" only where a span carries status ERROR (read from the file)
         entry["recorded"] = {k: ("absent" if v == "n/a" else v) for k, v in rec.items() if k != "notes"}
-        entry["recorded"]["error_status"] = "present" if has_error_status(os.path.join(d, f"{scenario}.pb")) else "absent"
+        errored = has_error_status(os.path.join(d, f"{scenario}.pb"))
+        entry["recorded"]["error_status"] = "present" if errored else "absent"
         entry["markers"] = {m: sorted(set(k)) for m, k in fmarkers.items()}
         entry["notes"] = rec.get("notes", "")
         files.append(entry)
@@ -144,7 +148,8 @@ def build(privacy_dir: str, spec: dict) -> dict:
 
 if __name__ == "__main__":
     privacy_dir, spec_path = sys.argv[1], sys.argv[2]
-    spec = json.load(open(spec_path))
+    with open(spec_path) as fh:
+        spec = json.load(fh)
     out = build(privacy_dir, spec)
     with open(os.path.join(privacy_dir, spec["configuration"], "capture.json"), "w") as f:
         json.dump(out, f, indent=1, ensure_ascii=False)

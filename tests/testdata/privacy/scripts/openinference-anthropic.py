@@ -11,18 +11,18 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-CONFIGS = {"openinference-anthropic.hidden": {"OPENINFERENCE_HIDE_INPUTS": "true", "OPENINFERENCE_HIDE_OUTPUTS": "true"}}
+CONFIGS = {"openinference-anthropic.hidden": {"OPENINFERENCE_HIDE_INPUTS": "true",
+                                              "OPENINFERENCE_HIDE_OUTPUTS": "true"}}
 configuration, outdir = sys.argv[1], sys.argv[2]
 os.environ.update(CONFIGS[configuration])
 
 import anthropic  # noqa: E402
+from oi_pai_logfire_standin import StandIn, dump  # noqa: E402
 from openinference.instrumentation.anthropic import AnthropicInstrumentor  # noqa: E402
 from opentelemetry.sdk.resources import Resource  # noqa: E402
 from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
-
-from oi_pai_logfire_standin import StandIn, dump  # noqa: E402
 
 MODEL = "claude-3-5-haiku-20241022"
 SYSTEM = "You are a concise assistant. Answer in one sentence."

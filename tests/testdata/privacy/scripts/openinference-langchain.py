@@ -13,7 +13,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-CONFIGS = {"openinference-langchain.hidden": {"OPENINFERENCE_HIDE_INPUTS": "true", "OPENINFERENCE_HIDE_OUTPUTS": "true"},
+CONFIGS = {"openinference-langchain.hidden": {"OPENINFERENCE_HIDE_INPUTS": "true",
+                                              "OPENINFERENCE_HIDE_OUTPUTS": "true"},
            "openinference-langchain.hide_text": {"OPENINFERENCE_HIDE_INPUT_TEXT": "true",
                                                  "OPENINFERENCE_HIDE_OUTPUT_TEXT": "true"}}
 configuration, outdir = sys.argv[1], sys.argv[2]
@@ -23,13 +24,12 @@ from langchain.agents import create_agent  # noqa: E402
 from langchain_core.prompts import ChatPromptTemplate  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
 from langchain_openai import ChatOpenAI  # noqa: E402
+from oi_pai_logfire_standin import StandIn, dump  # noqa: E402
 from openinference.instrumentation.langchain import LangChainInstrumentor  # noqa: E402
 from opentelemetry.sdk.resources import Resource  # noqa: E402
 from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
-
-from oi_pai_logfire_standin import StandIn, dump  # noqa: E402
 
 SYSTEM = "You are a concise assistant. Answer in one sentence."
 TOOL_SYSTEM = "You are a helpful assistant. Use the available tools when they help."

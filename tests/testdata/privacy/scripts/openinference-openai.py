@@ -19,7 +19,8 @@ CONFIGS = {
     "openinference-openai.hidden": {"OPENINFERENCE_HIDE_INPUTS": "true", "OPENINFERENCE_HIDE_OUTPUTS": "true"},
     "openinference-openai.hide_messages": {"OPENINFERENCE_HIDE_INPUT_MESSAGES": "true",
                                            "OPENINFERENCE_HIDE_OUTPUT_MESSAGES": "true"},
-    "openinference-openai.hide_text": {"OPENINFERENCE_HIDE_INPUT_TEXT": "true", "OPENINFERENCE_HIDE_OUTPUT_TEXT": "true"},
+    "openinference-openai.hide_text": {"OPENINFERENCE_HIDE_INPUT_TEXT": "true",
+                                       "OPENINFERENCE_HIDE_OUTPUT_TEXT": "true"},
     "openinference-openai.hidden_genai": {"OPENINFERENCE_HIDE_INPUTS": "true", "OPENINFERENCE_HIDE_OUTPUTS": "true",
                                           "OPENINFERENCE_ENABLE_GENAI_SEMCONV": "true"},
     "openinference-openai.hide_text_genai": {"OPENINFERENCE_HIDE_INPUT_TEXT": "true",
@@ -30,13 +31,12 @@ configuration, outdir = sys.argv[1], sys.argv[2]
 os.environ.update(CONFIGS[configuration])
 
 import openai  # noqa: E402
+from oi_pai_logfire_standin import StandIn, dump  # noqa: E402
 from openinference.instrumentation.openai import OpenAIInstrumentor  # noqa: E402
 from opentelemetry.sdk.resources import Resource  # noqa: E402
 from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
-
-from oi_pai_logfire_standin import StandIn, dump  # noqa: E402
 
 SYSTEM = "You are a concise assistant. Answer in one sentence."
 TOOL_SYSTEM = "You are a helpful assistant. Use the available tools when they help."

@@ -15,13 +15,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from oi_pai_logfire_standin import StandIn, dump  # noqa: E402
 from opentelemetry.sdk.resources import Resource  # noqa: E402
 from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 from pydantic_ai import Agent, InstrumentationSettings  # noqa: E402
-
-from oi_pai_logfire_standin import StandIn, dump  # noqa: E402
 
 SYSTEM = "You are a concise assistant. Answer in one sentence."
 TOOL_SYSTEM = "You are a helpful assistant. Use the available tools when they help."
@@ -54,7 +53,8 @@ def make_model():  # type: ignore[no-untyped-def]
 
 
 model = make_model()
-Agent.instrument_all(settings)  # Agent(instrument=...) is gone in this version; capabilities=[Instrumentation(...)] also works
+# Agent(instrument=...) is gone in this version; capabilities=[Instrumentation(...)] is the per-agent form
+Agent.instrument_all(settings)
 chat_agent = Agent(model, system_prompt=SYSTEM)
 tool_agent = Agent(model, system_prompt=TOOL_SYSTEM)
 
