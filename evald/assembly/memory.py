@@ -138,13 +138,13 @@ class MemoryLimiter:
         return self.held + incoming <= self.soft_limit
 
     def admit(self, sizes: dict[str, int], new_ids: set[str], room: int, num_traces: int,
-              retry_after: float) -> set[str]:
+              retry_after: float) -> tuple[set[str], str]:
         """Decide a batch (``sizes``: estimated bytes per trace id, in arrival order; ``new_ids``: the traces that
-        need a place; ``room``: places free). Returns the trace ids rejected as partial success (usually none);
-        raises ``QueueFullError`` when the batch must be retried (module docstring)."""
+        need a place; ``room``: places free). Returns the trace ids rejected as partial success (usually none) and
+        the message saying so; raises ``QueueFullError`` when the batch must be retried (module docstring)."""
         incoming = sum(sizes.values())
         if len(new_ids) <= room and self.fits(incoming):
-            return set()
+            return set(), ""
         if len(new_ids) <= num_traces and incoming <= self.soft_limit:  # it fits once the window drains
             self._refuse("window_full" if len(new_ids) > room else "memory_limit", room, num_traces, retry_after)
         self.fits(incoming)  # as much room as retained traces can give
@@ -160,7 +160,9 @@ class MemoryLimiter:
         if len(rejected) == len(sizes) and any(n <= self.soft_limit for n in sizes.values()):
             self._refuse("window_full" if room <= 0 else "memory_limit", room, num_traces, retry_after)
         self._refused.get("request_too_large").inc()
-        return rejected
+        return rejected, (f"{len(rejected)} of the request's {len(sizes)} traces did not fit the assembly window "
+                          f"(num_traces {num_traces}, memory soft limit {self.soft_limit // MIB} MiB) and were "
+                          "rejected")
 
     def _refuse(self, reason: str, room: int, num_traces: int, retry_after: float) -> None:
         self._refused.get(reason).inc()

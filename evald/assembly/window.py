@@ -10,17 +10,13 @@ with their spans for re-evaluation, default 5000).
 Release: when the root span has arrived and nothing new came for ``settle``, or ``decision_wait`` after the
 first item (then the trace is flagged ``complete=False`` if it has no root).
 
-Memory (``memory_limiter``: ``limit_mib``, ``spike_limit_mib``, ``retention_limit_mib``; evald/assembly/memory.py):
-every span and log record is charged its estimated bytes while held and until the cases of its released trace
-are done; retained traces are evicted before anything is refused.
+Memory: ``memory_limiter`` (``limit_mib``, ``spike_limit_mib``, ``retention_limit_mib``; evald/assembly/memory.py).
 
 Failure semantics: a batch that would need more than ``num_traces`` traces, or pass the memory limiter's soft
 limit, is refused whole with QueueFullError (receivers answer UNAVAILABLE / 503 with a retry hint), so nothing
-acknowledged is lost. A batch that could never fit whole (more new traces than ``num_traces``) is taken in part:
-the traces that fit are kept, the others rejected as partial success (a retry hint only when nothing fits now).
-Spans past ``max_spans_per_trace`` are rejected and reported back (partial success; the receivers count them as
-refused, the window does not count them again). Redelivered spans (same trace and span id) are accepted and
-dropped as ``duplicate``.
+acknowledged is lost; one that could never fit whole is taken in part (partial success for the rest; memory.py).
+Spans past ``max_spans_per_trace`` are rejected (partial success, counted by the receivers as refused, not again
+here). Redelivered spans (same trace and span id) are accepted and dropped as ``duplicate``.
 Late spans: a new span of a trace that was already released reopens it (``late_spans: reevaluate``) from the
 retained copy of its last ``late_retention`` released traces: the trace is assembled again with the late span,
 released after ``settle`` with ``revision`` + 1, and its cases (metadata ``revision``) supersede the earlier ones
@@ -36,22 +32,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import heapq
-import math
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Literal
 
 from pydantic import Field, model_validator
 
 from evald.assembly.completion import Completion
 from evald.assembly.memory import MemoryLimiter, MemoryLimiterConfig
+from evald.assembly.pending import FULL, UNSCHEDULED, PendingTrace, assembled, reopened
 from evald.assembly.sizing import batch_sizes
 from evald.config.base import ComponentConfig, Duration
 from evald.errors import QueueFullError
-from evald.model import AssembledTrace, ConsumeResult, Delivery, LogRecord, SignalBatch, SpanRecord, new_assembled_trace
+from evald.model import AssembledTrace, ConsumeResult, SignalBatch, SpanRecord
 from evald.telemetry import LabelCache, Telemetry
 
 
@@ -86,28 +80,8 @@ class AssemblyConfig(ComponentConfig):
 
 
 TraceSink = Callable[[AssembledTrace, Completion], Awaitable[None]]
-_START_ORDER = attrgetter("start_time_unix_nano", "span_id")  # released spans: by start time, then id
-#: the deadline of an entry created in this consume() call, which pushes its real one onto the heap once (one heap
-#: entry per trace instead of a decision_wait entry left stale on the heap until it expires)
-_UNSCHEDULED = math.inf
-
-
-@dataclass(slots=True)
-class _Pending:
-    trace_id: str
-    first_seen: float
-    deadline: float
-    spans: dict[str, SpanRecord] = field(default_factory=dict)
-    logs: list[LogRecord] = field(default_factory=list)
-    deliveries: list[Delivery] = field(default_factory=list)
-    has_root: bool = False
-    truncated: bool = False
-    revision: int = 1
-    nbytes: int = 0  # estimated bytes of its spans and logs (evald/assembly/sizing.py)
-
-
-#: what _reopen returns for a retained trace already at max_spans_per_trace: its late spans are rejected
-_FULL = _Pending(trace_id="", first_seen=0.0, deadline=0.0)
+def _exceeds(kind: str, trace_id: str, limit: int) -> str:
+    return f"trace {trace_id} exceeds max_{kind}_per_trace ({limit}); further {kind} of it were rejected"
 
 
 class TraceWindow:
@@ -119,7 +93,7 @@ class TraceWindow:
         self._cfg = config
         self._tm = telemetry
         self._clock = clock
-        self._pending: dict[str, _Pending] = {}
+        self._pending: dict[str, PendingTrace] = {}
         self._heap: list[tuple[float, str]] = []
         self._released: OrderedDict[str, None] = OrderedDict()
         self._memory = MemoryLimiter(config.memory_limiter, config.late_retention, telemetry)
@@ -146,16 +120,11 @@ class TraceWindow:
         # a released trace takes a place again only if a late span can reopen it (retained)
         pending, released, retained = self._pending, self._released, self._retained
         new_ids = {t for t in sizes if t not in pending and (t not in released or t in retained)}
-        refused = self._memory.admit(sizes, new_ids, self._cfg.num_traces - len(pending), self._cfg.num_traces,
-                                     self._retry_after)  # raises QueueFullError when the batch is to be retried
+        refused, note = self._memory.admit(sizes, new_ids, self._cfg.num_traces - len(pending), self._cfg.num_traces,
+                                           self._retry_after)  # raises QueueFullError when the batch is to be retried
         now = self._clock()
-        touched: dict[str, _Pending] = {}
+        touched: dict[str, PendingTrace] = {}
         rejected_spans = added = 0
-        notes: list[str] = []
-        if refused:
-            notes.append(f"{len(refused)} of the request's {len(sizes)} traces did not fit the assembly window "
-                         f"(num_traces {self._cfg.num_traces}, memory soft limit "
-                         f"{self._memory.soft_limit >> 20} MiB) and were rejected")
         too_large = ""
         last_trace, entry = "", None  # a trace's spans usually arrive together: look its entry up once
         for span, nbytes in zip(batch.spans, span_sizes, strict=True):
@@ -171,14 +140,11 @@ class TraceWindow:
             if span.span_id in entry.spans:
                 self._dropped_spans.get("duplicate").inc()
                 continue
-            if entry is _FULL or len(entry.spans) >= self._cfg.max_spans_per_trace:
-                if entry is not _FULL:
+            if entry is FULL or len(entry.spans) >= self._cfg.max_spans_per_trace:
+                if entry is not FULL:
                     entry.truncated = True
                 rejected_spans += 1  # reported back as partial success; the receivers count it as refused
-                too_large = too_large or (
-                    f"trace {span.trace_id} exceeds max_spans_per_trace ({self._cfg.max_spans_per_trace}); "
-                    "further spans of it were rejected"
-                )
+                too_large = too_large or _exceeds("spans", span.trace_id, self._cfg.max_spans_per_trace)
                 continue
             entry.spans[span.span_id] = span
             entry.nbytes += nbytes
@@ -196,8 +162,7 @@ class TraceWindow:
                 continue
             if len(log_entry.logs) >= self._cfg.max_logs_per_trace:
                 rejected_logs += 1
-                too_large = too_large or (
-                    f"trace {rec.trace_id} exceeds max_logs_per_trace ({self._cfg.max_logs_per_trace})")
+                too_large = too_large or _exceeds("logs", rec.trace_id, self._cfg.max_logs_per_trace)
                 continue
             log_entry.logs.append(rec)
             log_entry.nbytes += nbytes
@@ -215,21 +180,20 @@ class TraceWindow:
                 heapq.heappush(self._heap, (deadline, entry.trace_id))
         if touched:
             self._wake.set()
-        if too_large:
-            notes.append(too_large)
-        return ConsumeResult(rejected_spans=rejected_spans, rejected_logs=rejected_logs, message="; ".join(notes))
+        message = "; ".join(m for m in (note, too_large) if m)
+        return ConsumeResult(rejected_spans=rejected_spans, rejected_logs=rejected_logs, message=message)
 
-    def _entry(self, trace_id: str, now: float, touched: dict[str, _Pending]) -> _Pending | None:
+    def _entry(self, trace_id: str, now: float, touched: dict[str, PendingTrace]) -> PendingTrace | None:
         entry = touched.get(trace_id) or self._pending.get(trace_id)
         if entry is None:
             if trace_id in self._released:
                 return None
-            entry = _Pending(trace_id=trace_id, first_seen=now, deadline=_UNSCHEDULED)  # consume() schedules it
+            entry = PendingTrace(trace_id=trace_id, first_seen=now, deadline=UNSCHEDULED)  # consume() schedules it
             self._pending[trace_id] = entry
         touched[trace_id] = entry
         return entry
 
-    def _reopen(self, span: SpanRecord, now: float, touched: dict[str, _Pending]) -> _Pending | None:
+    def _reopen(self, span: SpanRecord, now: float, touched: dict[str, PendingTrace]) -> PendingTrace | None:
         """A span of a released trace: reopen it from the retained copy (policy ``reevaluate``), else count it."""
         kept = self._retained.get(span.trace_id)
         if kept is None:
@@ -239,13 +203,10 @@ class TraceWindow:
             self._dropped_spans.get("duplicate").inc()
             return None
         if len(kept.spans) >= self._cfg.max_spans_per_trace:
-            return _FULL  # the span will be rejected: the trace stays released, nothing is re-scored
+            return FULL  # the span will be rejected: the trace stays released, nothing is re-scored
         _, nbytes = self._retained.take(span.trace_id) or (kept, 0)
         self._released.pop(span.trace_id, None)
-        entry = _Pending(trace_id=kept.trace_id, first_seen=now, deadline=_UNSCHEDULED,
-                         spans={s.span_id: s for s in kept.spans}, logs=list(kept.logs),
-                         has_root=any(s.is_root for s in kept.spans), truncated=kept.truncated,
-                         revision=kept.revision + 1, nbytes=nbytes)
+        entry = reopened(kept, nbytes, now)
         self._memory.window_bytes += nbytes
         self._pending[kept.trace_id] = entry
         touched[kept.trace_id] = entry
@@ -261,15 +222,7 @@ class TraceWindow:
             self._released[trace_id] = None
             while len(self._released) > self._cfg.released_memory:
                 self._released.popitem(last=False)
-        spans = tuple(sorted(entry.spans.values(), key=_START_ORDER))
-        trace = new_assembled_trace(
-            trace_id=trace_id,
-            spans=spans,
-            logs=tuple(entry.logs),
-            complete=entry.has_root and not entry.truncated,
-            truncated=entry.truncated,
-            revision=entry.revision,
-        )
+        trace = assembled(entry)
         on_done = self._memory.release(entry.nbytes, trace if self._retain else None)
         return trace, Completion(entry.deliveries, on_done)
 
