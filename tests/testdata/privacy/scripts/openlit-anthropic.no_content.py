@@ -1,5 +1,6 @@
-"""Capture [openlit-anthropic.no_content]: OpenLIT's Anthropic instrumentation with openlit.init(capture_message_content=
-False), real anthropic SDK (the newest openlit allows: anthropic<1), local stand-in. OpenLIT reuses the global tracer and logger providers set before init.
+"""Capture [openlit-anthropic.no_content]: OpenLIT's Anthropic instrumentation with
+openlit.init(capture_message_content=False), real anthropic SDK (the newest openlit allows: anthropic<1), local
+stand-in. OpenLIT reuses the global tracer and logger providers set before init.
 
 Run inside the configuration's venv: python openlit-anthropic.no_content.py
 """
@@ -47,7 +48,8 @@ common = ("Span: CLIENT 'chat claude-3-5-haiku-20241022', scope openlit.instrume
           "server.address/port, gen_ai.request.max_tokens, gen_ai.request.stop_sequences=[], raw finish reasons "
           "('end_turn' / 'tool_use'), gen_ai.client.token.usage (total), gen_ai.usage.cost, span attributes "
           "service.name='default' / deployment.environment='default' (NOT the resource's service.name). No content "
-          "attributes on the span. Each call also has a child CLIENT span 'POST' from opentelemetry.instrumentation.httpx. "
+          "attributes on the span. Each call also has a child CLIENT span 'POST' from "
+          "opentelemetry.instrumentation.httpx. "
           "Logs: one record per call, LogRecord.event_name gen_ai.client.inference.operation.details, body = EMPTY "
           "STRING, gen_ai.input.messages = [] and gen_ai.output.messages = [] (EMPTY arrays), no "
           "gen_ai.system_instructions.")

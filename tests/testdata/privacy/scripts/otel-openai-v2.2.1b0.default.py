@@ -19,7 +19,6 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", CONFIG)
 
 cap = Capture(CONFIG, OUT)
 from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor  # noqa: E402
-
 from opentelemetry.sdk._events import EventLoggerProvider  # noqa: E402
 
 # 2.1b0 writes its message events through the (since removed) Events API: it takes event_logger_provider
@@ -80,5 +79,5 @@ write_capture_json(
      "version_notes": "2.1b0 imports opentelemetry._events, which opentelemetry-api 1.44+ no longer has "
                       "(ModuleNotFoundError): newest working API/SDK is 1.43.0 (instrumentation/semconv 0.64b0); "
                       "also needs wrapt<2 and httpx<1 next to openai 3.x. Without an event_logger_provider (or a "
-                      "global one) the events go nowhere: the legacy capture passes it explicitly."},
+                      "global one) the events go nowhere: this capture passes it explicitly."},
     recorded, notes)

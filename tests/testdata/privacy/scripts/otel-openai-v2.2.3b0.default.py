@@ -80,6 +80,7 @@ write_capture_json(
                       "an unexpected keyword argument 'module') and httpx<1 installed next to openai 3.x (openai_v2 "
                       "imports httpx; with httpx 1.0.dev6, which pip --pre picks, openai 3.57 fails every call: "
                       "module 'httpx' has no attribute 'Timeout'). openai-v2 2.4b0 with opentelemetry-util-genai "
-                      "0.4b0 and no OTEL_SEMCONV_STABILITY_OPT_IN takes this same legacy path (checked on one call: same "
+                      "0.4b0 and no OTEL_SEMCONV_STABILITY_OPT_IN takes this same legacy path (checked on one call: "
+                      "same "
                       "span attributes and content-less log records)."},
     recorded, notes)

@@ -22,14 +22,16 @@ def _val(v: dict) -> object:
 
 for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.pb"))):
     print("=" * 20, os.path.basename(path))
-    data = open(path, "rb").read()
+    with open(path, "rb") as fh:
+        data = fh.read()
     if path.endswith(".logs.pb"):
         req = ExportLogsServiceRequest.FromString(data)
         for rl in MessageToDict(req).get("resourceLogs", []):
             for sl in rl.get("scopeLogs", []):
                 for r in sl.get("logRecords", []):
                     attrs = {a["key"]: _val(a.get("value", {})) for a in r.get("attributes", [])}
-                    print(f"  LOG scope={sl['scope'].get('name')} event_name={r.get('eventName')} span={r.get('spanId')}")
+                    print(f"  LOG scope={sl['scope'].get('name')} event_name={r.get('eventName')} "
+                          f"span={r.get('spanId')}")
                     print(f"      attrs={attrs}\n      body={_val(r.get('body', {}))}")
         continue
     req = ExportTraceServiceRequest.FromString(data)
@@ -43,4 +45,5 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.pb"))):
                 for a in s.get("attributes", []):
                     print(f"      {a['key']} = {_val(a.get('value', {}))!r}")
                 for e in s.get("events", []):
-                    print(f"      EVENT {e['name']} {[(a['key'], _val(a.get('value', {}))) for a in e.get('attributes', [])]}"[:600])
+                    ev_attrs = [(a["key"], _val(a.get("value", {}))) for a in e.get("attributes", [])]
+                    print(f"      EVENT {e['name']} {ev_attrs}"[:600])

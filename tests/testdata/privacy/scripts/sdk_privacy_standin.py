@@ -17,6 +17,7 @@ writing `<scenario>.pb` / `<scenario>.logs.pb`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -298,7 +299,8 @@ def run_openai_scenarios(cap: Capture, client: Any, model: str = "gpt-4o-mini") 
     cap.dump("a_chat_correct")
 
     with cap.tracer().start_as_current_span("weather_assistant"):
-        convo: list[dict[str, Any]] = [{"role": "system", "content": TOOL_SYSTEM}, {"role": "user", "content": TOOL_USER}]
+        convo: list[dict[str, Any]] = [{"role": "system", "content": TOOL_SYSTEM},
+                                       {"role": "user", "content": TOOL_USER}]
         first = client.chat.completions.create(model=model, messages=convo, tools=OPENAI_TOOLS)
         call = first.choices[0].message.tool_calls[0]
         result = get_weather(**json.loads(call.function.arguments))
@@ -392,7 +394,8 @@ def _scope_names(out_dir: str) -> list[str]:
 
     names: set[str] = set()
     for path in glob.glob(os.path.join(out_dir, "*.pb")):
-        data = open(path, "rb").read()
+        with open(path, "rb") as fh:
+            data = fh.read()
         if path.endswith(".logs.pb"):
             for rl in ExportLogsServiceRequest.FromString(data).resource_logs:
                 names.update(sl.scope.name for sl in rl.scope_logs)
@@ -411,10 +414,8 @@ def write_capture_json(configuration: str, provider: str, package_names: list[st
     out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", configuration)
     packages: dict[str, str] = {}
     for name in package_names:
-        try:
+        with contextlib.suppress(PackageNotFoundError):
             packages[name] = version(name)
-        except PackageNotFoundError:
-            pass
     files = []
     for scenario in ("a_chat_correct", "c_tool_call", "f_error", "h_streaming_chat"):
         for suffix in (".pb", ".logs.pb"):

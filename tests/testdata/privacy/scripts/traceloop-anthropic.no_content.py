@@ -53,7 +53,8 @@ common = ("One CLIENT span 'anthropic.chat' per call, scope opentelemetry.instru
 notes = {
     "a_chat_correct": common,
     "c_tool_call": common + " Two 'anthropic.chat' spans under the app span 'weather_assistant'; tool name, "
-                   "tool_use id, input and tool_result are not recorded (finish_reasons ['tool_call'] is the only hint).",
+                   "tool_use id, input and tool_result are not recorded (finish_reasons ['tool_call'] is the only "
+                   "hint).",
     "f_error": common + " Status ERROR \"Error code: 500 - {'type': 'error', 'error': {'type': 'api_error', "
                "'message': 'Internal server error'}}\", error.type='InternalServerError', an 'exception' span event.",
     "h_streaming_chat": common + " gen_ai.is_streaming=true. gen_ai.usage.output_tokens is 9, not the API's 8: "
@@ -69,7 +70,8 @@ write_capture_json(
                                  "defaults; the SDK's own spans off (Anthropic(open_telemetry=False))",
      "is_library_default": False,
      "switch_to_capture_content": "TRACELOOP_TRACE_CONTENT=true (or unset: the default is 'true'; only the exact "
-                                  "value 'true', case-insensitive, enables it in this package); with the "
+                                  "value 'true', case-insensitive, enables it in this package; unset or EMPTY = on, "
+                                  "'1' = off); with the "
                                   "traceloop-sdk, Traceloop.init(trace_content=True) or the context override "
                                   "'override_enable_content_tracing'"},
     recorded, notes)

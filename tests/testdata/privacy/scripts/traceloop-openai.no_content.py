@@ -47,7 +47,8 @@ common = ("One CLIENT span 'openai.chat' per call, scope opentelemetry.instrumen
 notes = {
     "a_chat_correct": common,
     "c_tool_call": common + " Two 'openai.chat' spans under the app span 'weather_assistant' (scope "
-                   "privacy.capture.app). The first call's gen_ai.response.finish_reasons is ['tool_call'] (OpenLLMetry "
+                   "privacy.capture.app). The first call's gen_ai.response.finish_reasons is ['tool_call'] "
+                   "(OpenLLMetry "
                    "maps the API's 'tool_calls' to the semconv value 'tool_call'); the tool name, call id, arguments "
                    "and result are not recorded anywhere.",
     "f_error": common + " Status ERROR 'Error code: 500 - The server had an error while processing your request.', "
@@ -66,7 +67,8 @@ write_capture_json(
                                  "(use_attributes=True)",
      "is_library_default": False,
      "switch_to_capture_content": "TRACELOOP_TRACE_CONTENT=true (or unset: the default is 'true'; truthy values "
-                                  "true/1/yes/on, case-insensitive); with the traceloop-sdk, "
+                                  "true/1/yes/on, case-insensitive; set but EMPTY counts as off in this package); "
+                                  "with the traceloop-sdk, "
                                   "Traceloop.init(trace_content=True) or the per-request context override "
                                   "'override_enable_content_tracing'"},
     recorded, notes)
