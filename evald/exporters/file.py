@@ -5,12 +5,15 @@ Config keys (``exporters.file[/name]``):
   max_megabytes   rotate when the file would grow past this size (default 100; 0 = never rotate)
   max_backups     rotated files kept as ``path.1`` (newest) ... ``path.N`` (default 5; 0 = delete on rotation)
   flush_interval  buffered lines are written at least this often (default 1s)
-  queue_size      scored cases buffered between writes (default 10000); beyond it new cases are dropped
+  queue_size      scored cases buffered between writes (default 10000)
+  block_on_overflow  a full buffer makes the pipeline wait for the next write (default true) instead of dropping
 
 Line format: ``ScoredCase.to_json_line()`` (docs/replay-format.md), so ``evald`` tooling reads either.
 
-Failure semantics: ``export`` only buffers (``queue_full`` drops when the buffer is full); writes run in a worker
-thread (``asyncio.to_thread``) every ``flush_interval`` or when a quarter of the buffer is used. A failed write
+Failure semantics: ``export`` only buffers, and holds the pipeline's acknowledgement (evald/exporters/acks.py)
+until the line is written; a full buffer makes ``export`` wait for room (``block_on_overflow``, backpressure up to
+the receivers) or drops new cases (``queue_full``). Writes run in a worker thread (``asyncio.to_thread``) every
+``flush_interval`` or as soon as a quarter of the buffer is used. A failed write
 (disk full, permissions) keeps the lines buffered and is retried at the next flush; a partly written chunk may
 then appear twice (at least once). ``shutdown(timeout)`` writes what is buffered within the deadline and counts
 the rest as ``shutdown``. The file cannot be opened at ``start()``: startup fails. Counted in scores on
@@ -32,8 +35,9 @@ from typing import BinaryIO
 from pydantic import Field
 
 from evald.config.base import ComponentConfig, Duration
+from evald.exporters.acks import current_ack
 from evald.exporters.sending import exporter_instruments
-from evald.model import ScoredCase
+from evald.model import Delivery, ScoredCase
 from evald.telemetry import RateLimitedLog, Telemetry
 
 logger = logging.getLogger(__name__)
@@ -44,7 +48,10 @@ class FileExporterConfig(ComponentConfig):
     max_megabytes: float = Field(100.0, ge=0.0, description="Rotate before the file passes this size; 0 = never.")
     max_backups: int = Field(5, ge=0, le=1000, description="Rotated files kept (`path.1` is the newest).")
     flush_interval: Duration = Field(1.0, gt=0, description="Buffered lines are written at least this often.")
-    queue_size: int = Field(10_000, gt=0, description="Scored cases buffered between writes; beyond it, dropped.")
+    queue_size: int = Field(10_000, gt=0, description="Scored cases buffered between writes.")
+    block_on_overflow: bool = Field(
+        True, description="A full buffer makes the pipeline wait for the next write instead of dropping new cases."
+    )
 
 
 class RotatingWriter:
@@ -110,8 +117,9 @@ class FileExporter:
         self.id = component_id
         self.config = config
         self._writer = RotatingWriter(Path(config.path), int(config.max_megabytes * 1024 * 1024), config.max_backups)
-        self._buffer: deque[tuple[bytes, int]] = deque()  # (line, scores in it)
+        self._buffer: deque[tuple[bytes, int, Delivery | None]] = deque()  # (line, scores in it, ack held)
         self._wake = asyncio.Event()
+        self._room = asyncio.Event()
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -127,16 +135,29 @@ class FileExporter:
             await asyncio.to_thread(self._writer.open)
             self._task = asyncio.create_task(self._run(), name=f"evald:{self.id}:writer")
 
+    @property
+    def waits_for_room(self) -> bool:
+        """``export`` waits while the buffer is full (``block_on_overflow``): the pipeline sets no deadline."""
+        return self.config.block_on_overflow
+
     async def export(self, batch: Sequence[ScoredCase]) -> None:
-        if self._closed:
-            self._drop("shutdown", sum(len(sc.scores) for sc in batch))
-            return
-        room = self.config.queue_size - len(self._buffer)
-        for scored in batch[:max(room, 0)]:
+        """Buffer one line per case, holding the pipeline's acknowledgement until it is written (docstring)."""
+        ack = current_ack()
+        for i, scored in enumerate(batch):
+            while len(self._buffer) >= self.config.queue_size and not self._closed:
+                if not self.config.block_on_overflow:
+                    break
+                self._wake.set()
+                self._room.clear()
+                await self._room.wait()
+            if self._closed or len(self._buffer) >= self.config.queue_size:
+                rest = batch[i:]
+                self._drop("shutdown" if self._closed else "queue_full", sum(len(sc.scores) for sc in rest))
+                break
             line = json.dumps(scored.to_json_line(), ensure_ascii=False, default=str) + "\n"
-            self._buffer.append((line.encode("utf-8"), len(scored.scores)))
-        if len(batch) > room:
-            self._drop("queue_full", sum(len(sc.scores) for sc in batch[max(room, 0):]))
+            if ack is not None:
+                ack.hold()
+            self._buffer.append((line.encode("utf-8"), len(scored.scores), ack))
         self._size_gauge.set(len(self._buffer))
         if len(self._buffer) * 4 >= self.config.queue_size:
             self._wake.set()
@@ -155,15 +176,19 @@ class FileExporter:
                 return
             taken = list(self._buffer)
             try:
-                await asyncio.to_thread(self._writer.write, [line for line, _ in taken])
+                await asyncio.to_thread(self._writer.write, [line for line, _, _ in taken])
             except OSError as err:
                 self._log.log(logging.WARNING, f"write:{self.id}", "exporter %s: cannot write %s: %s (will retry)",
                               self.id, self.config.path, err)
                 return
             for _ in taken:
                 self._buffer.popleft()
-            self._sent.inc(sum(n for _, n in taken))
+            self._room.set()
+            self._sent.inc(sum(n for _, n, _ in taken))
             self._size_gauge.set(len(self._buffer))
+            for _, _, ack in taken:
+                if ack is not None:
+                    ack.release()
 
     async def shutdown(self, timeout: float) -> None:
         """Write what is buffered within ``timeout``; count the rest; close the file. Idempotent."""
@@ -171,6 +196,7 @@ class FileExporter:
             return
         self._closed = True
         self._wake.set()
+        self._room.set()
         if self._task is not None:
             try:
                 await asyncio.wait_for(asyncio.shield(self._task), timeout=max(timeout, 0.0))
@@ -180,7 +206,10 @@ class FileExporter:
                     await self._task
             else:
                 await asyncio.to_thread(self._writer.close)
-        left = sum(n for _, n in self._buffer)
+        left = sum(n for _, n, _ in self._buffer)
+        for _, _, ack in self._buffer:
+            if ack is not None:
+                ack.release()
         self._buffer.clear()
         self._size_gauge.set(0)
         if left:

@@ -12,11 +12,12 @@ import pytest
 from pydantic import ValidationError
 
 from evald.case import Dimension, EvalCase, Score
+from evald.exporters.acks import export_ack
 from evald.exporters.debug import DebugExporter, DebugExporterConfig
 from evald.exporters.file import FileExporter, FileExporterConfig, RotatingWriter
 from evald.exporters.kafka import KafkaExporterConfig
 from evald.exporters.langfuse import LangfuseExporterConfig
-from evald.model import ScoredCase
+from evald.model import Delivery, ScoredCase
 from evald.telemetry import Telemetry
 
 
@@ -79,14 +80,39 @@ def test_no_backups_means_the_file_starts_over(tmp_path: Path) -> None:
     assert path.read_bytes() == b"abcdef\nzz\n"
 
 
-async def test_a_full_buffer_drops_and_counts(tmp_path: Path) -> None:
+async def test_a_full_buffer_drops_and_counts_without_block_on_overflow(tmp_path: Path) -> None:
     tm = Telemetry()
-    exporter = FileExporter(FileExporterConfig(path=str(tmp_path / "s.jsonl"), queue_size=3), tm)
+    exporter = FileExporter(FileExporterConfig(path=str(tmp_path / "s.jsonl"), queue_size=3,
+                                               block_on_overflow=False), tm)
+    assert not exporter.waits_for_room
     await exporter.export(cases(5))
     assert count(tm, "evald_exporter_dropped_scores_total", reason="queue_full") == 4  # 2 cases x 2 scores
     await exporter.start()
     await exporter.shutdown(2)
     assert len(lines_of(tmp_path / "s.jsonl")) == 3
+
+
+async def test_a_full_buffer_waits_for_the_write_and_the_ack_follows_it(tmp_path: Path) -> None:
+    tm = Telemetry()
+    exporter = FileExporter(FileExporterConfig(path=str(tmp_path / "s.jsonl"), queue_size=3, flush_interval=60), tm)
+    assert exporter.waits_for_room
+    delivery = Delivery()
+    token = export_ack.set(delivery)
+    try:
+        blocked = asyncio.create_task(exporter.export(cases(5)))
+        await asyncio.sleep(0.2)
+        assert not blocked.done()  # 3 buffered, the writer is not running: the pipeline waits
+        await exporter.start()  # the writer wakes (a full buffer asks for a write) and makes room
+        await asyncio.wait_for(blocked, 5)
+    finally:
+        export_ack.reset(token)
+    delivery.seal()
+    assert not delivery.done  # the last 2 cases wait for the next write
+    await exporter.shutdown(2)
+    assert delivery.done
+    assert len(lines_of(tmp_path / "s.jsonl")) == 5
+    assert sum(count(tm, "evald_exporter_dropped_scores_total", reason=r)
+               for r in ("queue_full", "shutdown")) == 0
 
 
 async def test_a_failed_write_is_retried_at_the_next_flush(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
