@@ -80,4 +80,7 @@ write_capture_json(
                                   "'false' turns content off)",
      "version_notes": "openlit 1.45.0 requires anthropic>=0.42,<1 (pip resolved 0.125.0, which has no native "
                       "OpenTelemetry tracing) and pins opentelemetry-sdk 1.45.1."},
-    recorded, notes)
+    recorded, notes,
+    {"empty_content_values": {"gen_ai.input.messages (log record attribute)": [],
+                              "gen_ai.output.messages (log record attribute)": [],
+                              "log record body": ""}})

@@ -82,4 +82,7 @@ write_capture_json(
                                   "--no_capture_message_content)",
      "version_notes": "openlit 1.45.0 requires openai<3 (pip resolved openai 2.54.0) and pins opentelemetry-sdk "
                       "1.45.1; it fetches a pricing JSON from the internet at init (failed here, harmless)."},
-    recorded, notes)
+    recorded, notes,
+    {"empty_content_values": {"gen_ai.input.messages (log record attribute)": [],
+                              "gen_ai.output.messages (log record attribute)": [],
+                              "log record body": ""}})

@@ -424,7 +424,10 @@ def write_capture_json(configuration: str, provider: str, package_names: list[st
                 files.append({"file": fname, "scenario": scenario, "ground_truth": ground_truth(provider, scenario),
                               "recorded": recorded[scenario], "notes": notes.get(scenario, "")})
     doc: dict[str, Any] = {"configuration": configuration, "packages": packages, "settings": settings,
-                           "scope_names": _scope_names(out_dir), "files": files}
+                           "scope_names": _scope_names(out_dir),
+                           # none of these SDK-level configurations writes a marker string in place of content:
+                           # content is left out, or (OpenLIT) left as an empty value, listed in extra
+                           "masking_markers": [], "files": files}
     doc.update(extra or {})
     with open(os.path.join(out_dir, "capture.json"), "w") as fh:
         json.dump(doc, fh, indent=1)
