@@ -79,6 +79,12 @@ class Telemetry:
             ["reason", "convention", "scope"], registry=r,
         )
         self.cases = Counter("evald_cases", "Cases produced by mapping.", ["scope"], registry=r)
+        self.content_capture = Counter(
+            "evald_content_capture_cases",
+            "Cases by whether their message content was recorded (content: full|partial|masked|none), per service "
+            "and instrumentation library (evald/pipeline/content_diagnosis.py; docs/capturing-content.md).",
+            ["service_name", "instrumentation", "content"], registry=r,
+        )
         self.cases_sampled_out = Counter(
             "evald_cases_sampled_out", "Cases not evaluated because of the sampling ratio.", ["scope"], registry=r
         )

@@ -10,8 +10,9 @@ else from the calls; tools from TOOL spans and messages, documents from RETRIEVE
 model; error = any call failed. Also read: ``session.id``, ``user.id``, ``metadata`` (JSON), ``tag.tags``,
 ``agent.name``.
 Not evaluable: ``no_inference_span`` (only embeddings, retrievers, ...); a call whose content was hidden
-(``OPENINFERENCE_HIDE_*``: ``__REDACTED__``) or not recorded still gives its cases, with that content absent. A trace whose only model calls are OTel GenAI spans (an OpenInference chain
-around an OTel-instrumented client) is handed to :class:`GenAISemconvMapper`. Pure; bad data gives warnings.
+(``OPENINFERENCE_HIDE_*``: ``__REDACTED__``) or not recorded still gives its cases, with that content absent.
+A trace whose only model calls are OTel GenAI spans (an OpenInference chain around an OTel-instrumented client)
+is handed to :class:`GenAISemconvMapper`. Pure; bad data gives warnings.
 """
 
 from __future__ import annotations

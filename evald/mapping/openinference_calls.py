@@ -98,7 +98,11 @@ def read_call(span: SpanRecord) -> LLMCall:
             raw["in"] = payload(attrs, "input")
         return raw["in"]
 
-    inputs = oi.messages(attrs, oi.INPUT_MESSAGES, "user") or messages_of(raw_in())
+    inputs = oi.messages(attrs, oi.INPUT_MESSAGES, "user")
+    if not text_of(inputs, _USER):  # none, or masked (OPENINFERENCE_HIDE_INPUT_TEXT keeps them without text)
+        requested = messages_of(raw_in())
+        if text_of(requested, _USER) or not inputs:  # input.value can still hold the request in clear
+            inputs = requested
     if not inputs:
         prompts = oi.prompt_texts(attrs, oi.PROMPTS, "prompt") or _prompts(raw_in())
         if not prompts and (text := user_text(raw_in())):  # e.g. an OpenAI Responses request {"input": ...}

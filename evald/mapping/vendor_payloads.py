@@ -55,6 +55,8 @@ _OUTPUT_ROLES: Final = frozenset({"assistant", "model"})
 def is_candidate(span: SpanRecord) -> bool:
     """Whether the span carries a GenAI-specific key of these emitters (cheap: no value is parsed)."""
     attrs = span.attributes
+    if sc.OPERATION_NAME not in attrs and _named_call(span) is not None:
+        return True
     if lf.OBSERVATION_TYPE in attrs or ALL_MESSAGES in attrs or ALL_MESSAGES_EVENTS in attrs or sc.TOOL_NAME in attrs:
         return True
     if REQUEST_DATA not in attrs:
@@ -67,6 +69,9 @@ def normalize(span: SpanRecord) -> SpanRecord:
     """The span with vendor attributes completed as GenAI attributes (the same object when there are none)."""
     attrs = span.attributes
     try:
+        if sc.OPERATION_NAME not in attrs and (named := _named_call(span)) is not None:
+            operation, model = named
+            return replace(span, attributes={sc.OPERATION_NAME: operation, sc.REQUEST_MODEL: model, **attrs})
         if _KEYS.isdisjoint(attrs) and not (sc.TOOL_NAME in attrs and sc.OPERATION_NAME not in attrs):
             return span
         extra: dict[str, Any] = {}
@@ -201,3 +206,19 @@ def stream_opening(attrs: Mapping[str, Any], output: str | None, tokens: tuple[i
     return (attrs.get("logfire.span_type") == "span" and "logfire.msg_template" in attrs and not error
             and output is None and tokens == (None, None) and sc.RESPONSE_ID not in attrs
             and sc.RESPONSE_FINISH_REASONS not in attrs)
+
+
+#: instrumentations whose failed calls can carry nothing but the GenAI span name ``{operation} {model}``
+_NAME_ONLY_SCOPES: Final = ("openlit.instrumentation.",)
+_NAMED_OPERATIONS: Final = frozenset({sc.OP_CHAT, "text_completion", "generate_content"})
+
+
+def _named_call(span: SpanRecord) -> tuple[str, str] | None:
+    """OpenLIT's failed Anthropic call: a span named ``chat <model>`` with no attribute at all, only an ERROR status
+    and an exception event; its operation and request model are read from the GenAI span name."""
+    if not span.scope_name.startswith(_NAME_ONLY_SCOPES):
+        return None
+    operation, _, model = span.name.partition(" ")
+    if operation not in _NAMED_OPERATIONS or not model or " " in model:
+        return None
+    return operation, model

@@ -4,7 +4,8 @@ A metric is one class in one file under ``evald/metrics/<family>/``. It declares
 ``dimension`` and ``default_threshold`` as class variables, an ``Options`` pydantic model for its
 ``options:`` block, implements ``measure()`` (sync, cheap) or ``a_measure()`` (async, e.g. a judge call), and
 returns ``None`` when the case does not carry what it needs: that is "not applicable" (counted as skipped),
-never a 0.
+never a 0. ``needs`` lists the fields it cannot do without: the scorer checks them before the metric runs and skips
+it with reason ``missing_<field>`` (evald/metrics/requirements.py), so ``measure()`` never sees a case without them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, ClassVar
 
 from evald.case import Dimension, EvalCase, Score, new_score
 from evald.config.base import ComponentConfig
+from evald.metrics.requirements import default_needs
 
 
 class NoOptions(ComponentConfig):
@@ -31,6 +33,11 @@ class BaseMetric(ABC):
     version: ClassVar[str] = "1"
     #: EvalCase fields the metric reads; documented by ``evald list-metrics``.
     requires: ClassVar[tuple[str, ...]] = ()
+    #: EvalCase fields the metric cannot do without (``"a|b"``: at least one); when one is absent the scorer skips
+    #: the metric with reason ``missing_<field>`` before it runs (evald/metrics/requirements.py). A class that does
+    #: not declare it gets the content fields among its ``requires``.
+    needs: ClassVar[tuple[str, ...]] = ()
+    _needs_declared: ClassVar[bool] = False
     Options: ClassVar[type[ComponentConfig]] = NoOptions
     #: True when the class implements ``a_measure()``: the scorer awaits it under a timeout; otherwise
     #: ``measure()`` runs inline (set automatically).
@@ -39,6 +46,10 @@ class BaseMetric(ABC):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.is_async = cls.a_measure is not BaseMetric.a_measure
+        if "needs" in cls.__dict__:
+            cls._needs_declared = True
+        elif not cls._needs_declared:  # nothing declared here or above: the content fields it reads
+            cls.needs = default_needs(cls.requires)
 
     def __init__(
         self,
@@ -54,6 +65,11 @@ class BaseMetric(ABC):
             options = self.Options.model_validate(dict(options or {}))
         self.options = options
         self.setup()
+
+    def required_fields(self) -> tuple[str, ...]:
+        """The fields this instance cannot do without: ``needs``, unless its options supply one (a ``contains``
+        with ``values`` needs no ``expected``); override for that."""
+        return self.needs
 
     def setup(self) -> None:
         """Prepare per-instance state from ``self.options`` (compiled patterns, tables...); called once by
@@ -86,5 +102,6 @@ class BaseMetric(ABC):
             "default_threshold": cls.default_threshold,
             "version": cls.version,
             "requires": list(cls.requires),
+            "needs": list(cls.needs),
             "summary": doc[0] if doc else "",
         }

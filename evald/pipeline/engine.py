@@ -32,6 +32,7 @@ from evald.mapping.router import MapperRouter
 from evald.model import AssembledTrace, Delivery, ScoredCase
 from evald.pipeline.bindings import MetricBinding
 from evald.pipeline.case_queue import CaseQueue
+from evald.pipeline.content_diagnosis import ContentDiagnosis
 from evald.pipeline.conversations import ConversationTracker
 from evald.pipeline.goldens import ReferenceResolver
 from evald.pipeline.sampling import Sampler
@@ -113,6 +114,7 @@ class EvaluationPipeline:
         self._any_async = any(b.metric.is_async for b in self._bindings)  # else batches need no async check
         self._exporters = list(exporters)
         self._tm = telemetry
+        self._diagnosis = ContentDiagnosis(telemetry)
         self._scorer = CaseScorer(  # metrics with per-metric sampling/when are checked; the others cost nothing more
             telemetry, config.metric_timeout, gated=any(b.gate is not None for b in self._bindings))
         self._queue: asyncio.Queue[_Work] = CaseQueue(config.queue_size, telemetry.queue_wait.observe)
@@ -145,6 +147,7 @@ class EvaluationPipeline:
                     "not evaluable (%s, %s, %s): trace %s %s", item.convention, item.scope, item.reason,
                     trace.trace_id, item.detail,
                 )
+            self._diagnosis.observe_all(result.cases)
             if not self._sampler.sampled(trace.trace_id):
                 for case in result.cases:
                     self._case_counters.get(case.scope).inc()

@@ -4,7 +4,9 @@ Synchronous metrics (those implementing only ``measure()``) run inline: they are
 asyncio timeout could not interrupt them anyway. Asynchronous metrics (``a_measure()``, e.g. LLM judges) of one
 case run concurrently, each under its own ``metric_timeout``.
 
-A metric returning ``None`` is "skipped" with reason ``not_applicable``, never a 0 score; one raising
+Before a metric runs, the fields it ``needs`` are checked (evald/metrics/requirements.py): an absent one (content
+not recorded or masked, no golden for ``expected``...) makes it "skipped" with reason ``missing_<field>``, never a
+0 or a fail. A metric returning ``None`` is "skipped" with reason ``not_applicable``, never a 0 score; one raising
 ``MetricSkipped(reason)`` (e.g. a judge out of budget) is skipped with that reason. A metric that raises anything
 else or times out is an "error" outcome with a short reason; it never becomes a score and never stops the others.
 
@@ -30,6 +32,7 @@ from typing import Any
 from evald.case import EvalCase, Score
 from evald.metrics.base import BaseMetric
 from evald.metrics.remote import MetricSkipped
+from evald.metrics.requirements import missing_field
 from evald.model import ScoredCase, new_scored_case
 from evald.pipeline.bindings import MetricBinding
 from evald.telemetry import LabelCache, RateLimitedLog, Telemetry
@@ -38,6 +41,7 @@ logger = logging.getLogger(__name__)
 
 _Outcome = tuple[Score | None, str | None]  # (result, error reason)
 _NOT_APPLICABLE = "not_applicable"
+_MISSING = "missing_"  # + the absent field a metric needs: missing_input, missing_expected, ...
 
 
 class _Skip(str):
@@ -47,7 +51,7 @@ class _Skip(str):
 class MetricPlan:
     """The bindings that apply to one kind of case, prepared once (see the module docstring)."""
 
-    __slots__ = ("bindings", "metrics", "dimensions", "has_async", "inline", "steps")
+    __slots__ = ("bindings", "metrics", "dimensions", "has_async", "inline", "steps", "needs")
 
     def __init__(self, bindings: Sequence[MetricBinding], durations: LabelCache, gated: bool) -> None:
         self.bindings = tuple(bindings)
@@ -57,7 +61,9 @@ class MetricPlan:
         self.has_async = any(m.is_async for m in self.metrics)
         #: no asynchronous metric and no gate: score_inline applies
         self.inline = not self.has_async and not (gated and any(b.gate is not None for b in self.bindings))
-        self.steps = tuple((m, m.name, durations.get(m.name)) for m in self.metrics)
+        self.steps = tuple((m, m.name, durations.get(m.name), m.required_fields()) for m in self.metrics)
+        #: metric name -> the fields it cannot do without (checked before it runs)
+        self.needs = {m.name: m.required_fields() for m in self.metrics}
 
 
 class CaseScorer:
@@ -79,7 +85,12 @@ class CaseScorer:
         errors: list[tuple[str, str]] = []
         clock = time.perf_counter
         now = clock()  # one clock read per metric: its end is the next one's start
-        for metric, name, duration in plan.steps:
+        for metric, name, duration, needs in plan.steps:
+            if needs and (missing := missing_field(case, needs)) is not None:
+                reason = _MISSING + missing
+                skipped.append((name, reason))
+                self._count_skip(name, reason)
+                continue
             started = now
             try:
                 result = metric.measure(case)
@@ -171,6 +182,8 @@ class CaseScorer:
                     scores[bindings[i].metric.name] = outcome[0]
 
     def _run_sync(self, metric: BaseMetric, case: EvalCase) -> _Outcome:
+        if (missing := _missing(metric, case)) is not None:
+            return None, _Skip(_MISSING + missing)
         started = time.perf_counter()
         try:
             result = metric.measure(case)
@@ -183,6 +196,8 @@ class CaseScorer:
         return self._checked(metric, result)
 
     async def _run_async(self, metric: BaseMetric, case: EvalCase) -> _Outcome:
+        if (missing := _missing(metric, case)) is not None:
+            return None, _Skip(_MISSING + missing)
         started = time.perf_counter()
         try:
             async with asyncio.timeout(self._timeout):
@@ -222,3 +237,8 @@ class CaseScorer:
 
     def _observe(self, name: str, started: float) -> None:
         self._durations.get(name).observe(time.perf_counter() - started)
+
+
+def _missing(metric: BaseMetric, case: EvalCase) -> str | None:
+    needs = metric.required_fields()
+    return missing_field(case, needs) if needs else None

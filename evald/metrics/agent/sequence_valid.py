@@ -154,6 +154,7 @@ class SequenceValidMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.TRAJECTORY
     default_threshold: ClassVar[float] = 1.0
     requires: ClassVar[tuple[str, ...]] = ("tool_calls",)
+    needs: ClassVar[tuple[str, ...]] = ("tool_calls",)
     Options: ClassVar[type[ComponentConfig]] = SequenceValidOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

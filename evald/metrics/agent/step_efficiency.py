@@ -35,6 +35,7 @@ class StepEfficiencyMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.TRAJECTORY
     default_threshold: ClassVar[float] = 0.5
     requires: ClassVar[tuple[str, ...]] = ("tool_calls", "expected_tools")
+    needs: ClassVar[tuple[str, ...]] = ("tool_calls", "expected_tools")
     Options: ClassVar[type[ComponentConfig]] = StepEfficiencyOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

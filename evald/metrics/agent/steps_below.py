@@ -30,6 +30,7 @@ class StepsBelowMetric(BaseMetric):
     default_threshold: ClassVar[float] = 1.0
     boolean: ClassVar[bool] = True
     requires: ClassVar[tuple[str, ...]] = ("tool_calls",)
+    needs: ClassVar[tuple[str, ...]] = ("tool_calls",)
     Options: ClassVar[type[ComponentConfig]] = StepsBelowOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

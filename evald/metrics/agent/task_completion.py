@@ -31,6 +31,7 @@ class TaskCompletionMetric(BandedJudgeMetric):
     dimension: ClassVar[Dimension] = Dimension.TRAJECTORY
     default_threshold: ClassVar[float] = 0.5
     requires: ClassVar[tuple[str, ...]] = ("input", "output", "tool_calls")
+    needs: ClassVar[tuple[str, ...]] = ("input", "output")
     Options: ClassVar[type[ComponentConfig]] = TaskCompletionOptions
     task: ClassVar[str] = (
         "The input is a task given to an agent; the trajectory lists the tool calls it made (name, arguments, "

@@ -63,6 +63,7 @@ class ToolArgumentMatchMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.TRAJECTORY
     default_threshold: ClassVar[float] = 1.0
     requires: ClassVar[tuple[str, ...]] = ("tool_calls", "expected")
+    needs: ClassVar[tuple[str, ...]] = ("tool_calls", "expected")
     Options: ClassVar[type[ComponentConfig]] = ToolArgumentMatchOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

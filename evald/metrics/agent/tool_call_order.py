@@ -42,6 +42,7 @@ class ToolCallOrderMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.TRAJECTORY
     default_threshold: ClassVar[float] = 1.0
     requires: ClassVar[tuple[str, ...]] = ("tool_calls",)
+    needs: ClassVar[tuple[str, ...]] = ("tool_calls",)
     Options: ClassVar[type[ComponentConfig]] = ToolCallOrderOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

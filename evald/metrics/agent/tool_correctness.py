@@ -59,6 +59,7 @@ class ToolCorrectnessMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.TRAJECTORY
     default_threshold: ClassVar[float] = 1.0
     requires: ClassVar[tuple[str, ...]] = ("tool_calls", "expected_tools")
+    needs: ClassVar[tuple[str, ...]] = ("tool_calls", "expected_tools")
     Options: ClassVar[type[ComponentConfig]] = ToolCorrectnessOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

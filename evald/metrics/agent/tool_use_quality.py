@@ -31,6 +31,7 @@ class ToolUseQualityMetric(BandedJudgeMetric):
     dimension: ClassVar[Dimension] = Dimension.TRAJECTORY
     default_threshold: ClassVar[float] = 0.5
     requires: ClassVar[tuple[str, ...]] = ("input", "output", "tool_calls")
+    needs: ClassVar[tuple[str, ...]] = ("input", "output")
     Options: ClassVar[type[ComponentConfig]] = ToolUseQualityOptions
     task: ClassVar[str] = (
         "The trajectory lists the tool calls an agent made for the input (name, arguments, result). Rate the "

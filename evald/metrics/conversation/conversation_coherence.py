@@ -31,6 +31,7 @@ class ConversationCoherenceMetric(BandedJudgeMetric):
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 0.5
     requires: ClassVar[tuple[str, ...]] = ("messages",)
+    needs: ClassVar[tuple[str, ...]] = ("messages",)
     Options: ClassVar[type[ComponentConfig]] = ConversationCoherenceOptions
     task: ClassVar[str] = (
         "Rate the coherence of the assistant across the conversation: each assistant turn follows from what "

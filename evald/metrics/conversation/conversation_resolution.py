@@ -70,6 +70,7 @@ class ConversationResolutionMetric(BaseMetric):
     default_threshold: ClassVar[float] = 1.0
     boolean: ClassVar[bool] = True
     requires: ClassVar[tuple[str, ...]] = ("messages", "output", "input")
+    needs: ClassVar[tuple[str, ...]] = ("messages", "output")
     Options: ClassVar[type[ComponentConfig]] = ConversationResolutionOptions
 
     def setup(self) -> None:

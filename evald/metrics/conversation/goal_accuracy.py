@@ -31,6 +31,7 @@ class GoalAccuracyMetric(BandedJudgeMetric):
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 0.5
     requires: ClassVar[tuple[str, ...]] = ("messages",)
+    needs: ClassVar[tuple[str, ...]] = ("messages",)
     Options: ClassVar[type[ComponentConfig]] = GoalAccuracyOptions
     task: ClassVar[str] = (
         "Identify the user's goal from the conversation, then rate whether the assistant achieved it "

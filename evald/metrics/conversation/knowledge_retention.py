@@ -31,6 +31,7 @@ class KnowledgeRetentionMetric(BandedJudgeMetric):
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 0.5
     requires: ClassVar[tuple[str, ...]] = ("messages",)
+    needs: ClassVar[tuple[str, ...]] = ("messages",)
     Options: ClassVar[type[ComponentConfig]] = KnowledgeRetentionOptions
     task: ClassVar[str] = (
         "Rate the assistant's knowledge retention: it remembers and uses facts the user gave in earlier turns "

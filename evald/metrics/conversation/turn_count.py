@@ -51,6 +51,7 @@ class TurnCountMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.TRAJECTORY
     default_threshold: ClassVar[float] = 1.0
     requires: ClassVar[tuple[str, ...]] = ("messages",)
+    needs: ClassVar[tuple[str, ...]] = ("messages",)
     Options: ClassVar[type[ComponentConfig]] = TurnCountOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

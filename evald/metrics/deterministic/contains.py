@@ -40,6 +40,11 @@ class ContainsMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 1.0
     requires: ClassVar[tuple[str, ...]] = ("output", "expected")
+    needs: ClassVar[tuple[str, ...]] = ("output", "expected")
+
+    def required_fields(self) -> tuple[str, ...]:
+        """With ``values`` configured no ``expected`` is needed."""
+        return ("output",) if cast(ContainsOptions, self.options).values else self.needs
     Options: ClassVar[type[ComponentConfig]] = ContainsOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

@@ -39,6 +39,7 @@ class ExactMatchMetric(BaseMetric):
     default_threshold: ClassVar[float] = 1.0
     boolean: ClassVar[bool] = True
     requires: ClassVar[tuple[str, ...]] = ("output", "expected")
+    needs: ClassVar[tuple[str, ...]] = ("output", "expected")
     Options: ClassVar[type[ComponentConfig]] = ExactMatchOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

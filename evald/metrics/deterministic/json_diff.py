@@ -60,6 +60,7 @@ class JsonDiffMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 0.9
     requires: ClassVar[tuple[str, ...]] = ("output", "expected")
+    needs: ClassVar[tuple[str, ...]] = ("output", "expected")
     Options: ClassVar[type[ComponentConfig]] = JsonDiffOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

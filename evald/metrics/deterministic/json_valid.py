@@ -34,6 +34,7 @@ class JsonValidMetric(BaseMetric):
     default_threshold: ClassVar[float] = 1.0
     boolean: ClassVar[bool] = True
     requires: ClassVar[tuple[str, ...]] = ("output",)
+    needs: ClassVar[tuple[str, ...]] = ("output",)
     Options: ClassVar[type[ComponentConfig]] = JsonValidOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

@@ -49,6 +49,11 @@ class ListContainsMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 1.0
     requires: ClassVar[tuple[str, ...]] = ("output", "expected")
+    needs: ClassVar[tuple[str, ...]] = ("output", "expected")
+
+    def required_fields(self) -> tuple[str, ...]:
+        """With ``items`` configured no ``expected`` is needed."""
+        return ("output",) if cast(ListContainsOptions, self.options).items else self.needs
     Options: ClassVar[type[ComponentConfig]] = ListContainsOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

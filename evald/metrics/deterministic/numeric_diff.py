@@ -65,6 +65,11 @@ class NumericDiffMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 1.0
     requires: ClassVar[tuple[str, ...]] = ("output", "expected")
+    needs: ClassVar[tuple[str, ...]] = ("output", "expected")
+
+    def required_fields(self) -> tuple[str, ...]:
+        """With ``expected`` configured as an option no golden ``expected`` is needed."""
+        return ("output",) if cast(NumericDiffOptions, self.options).expected is not None else self.needs
     Options: ClassVar[type[ComponentConfig]] = NumericDiffOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

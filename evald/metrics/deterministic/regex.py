@@ -70,6 +70,7 @@ class RegexMetric(BaseMetric):
     default_threshold: ClassVar[float] = 1.0
     boolean: ClassVar[bool] = True
     requires: ClassVar[tuple[str, ...]] = ("output",)
+    needs: ClassVar[tuple[str, ...]] = ("output",)
     Options: ClassVar[type[ComponentConfig]] = RegexOptions
 
     def setup(self) -> None:

@@ -69,6 +69,7 @@ class WebhookMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 0.5
     requires: ClassVar[tuple[str, ...]] = ("input", "output", "expected", "context", "tool_calls", "metadata")
+    needs: ClassVar[tuple[str, ...]] = ("output",)
     Options: ClassVar[type[ComponentConfig]] = WebhookOptions
 
     _client: httpx.AsyncClient | None = None

@@ -30,6 +30,7 @@ class AnswerCorrectnessMetric(BandedJudgeMetric):
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 0.5
     requires: ClassVar[tuple[str, ...]] = ("input", "output", "expected")
+    needs: ClassVar[tuple[str, ...]] = ("input", "output", "expected")
     Options: ClassVar[type[ComponentConfig]] = AnswerCorrectnessOptions
     task: ClassVar[str] = (
         "Compare the output with the expected answer (the golden reference) for the input. Judge factual "

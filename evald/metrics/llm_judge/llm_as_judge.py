@@ -59,6 +59,7 @@ class LlmAsJudgeMetric(BandedJudgeMetric):
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 0.5
     requires: ClassVar[tuple[str, ...]] = VARIABLES
+    needs: ClassVar[tuple[str, ...]] = ("output",)
     Options: ClassVar[type[ComponentConfig]] = LlmAsJudgeOptions
     score_meaning: ClassVar[str] = "how well the case meets the template's criteria"
 

@@ -55,6 +55,7 @@ class RubricJudgeMetric(BandedJudgeMetric):
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 0.5
     requires: ClassVar[tuple[str, ...]] = ("input", "output", "expected", "context", "system_prompt")
+    needs: ClassVar[tuple[str, ...]] = ("input", "output")
     Options: ClassVar[type[ComponentConfig]] = RubricJudgeOptions
     score_meaning: ClassVar[str] = "the rubric level the output is at"
 

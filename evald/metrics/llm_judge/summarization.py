@@ -30,6 +30,7 @@ class SummarizationMetric(BandedJudgeMetric):
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 0.5
     requires: ClassVar[tuple[str, ...]] = ("input", "output")
+    needs: ClassVar[tuple[str, ...]] = ("input", "output")
     Options: ClassVar[type[ComponentConfig]] = SummarizationOptions
     task: ClassVar[str] = (
         "The input is a source text and the output is meant to be its summary. Rate the summary: it covers "

@@ -119,6 +119,7 @@ class CostMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.PERFORMANCE
     default_threshold: ClassVar[float] = 0.5
     requires: ClassVar[tuple[str, ...]] = ("cost_usd", "model", "request_model", "input_tokens", "output_tokens")
+    needs: ClassVar[tuple[str, ...]] = ("cost_usd|input_tokens|output_tokens",)
     Options: ClassVar[type[ComponentConfig]] = CostOptions
 
     def setup(self) -> None:

@@ -26,6 +26,7 @@ class ErrorFreeMetric(BaseMetric):
     default_threshold: ClassVar[float] = 1.0
     boolean: ClassVar[bool] = True
     requires: ClassVar[tuple[str, ...]] = ("error", "tool_calls")
+    needs: ClassVar[tuple[str, ...]] = ()
 
     def measure(self, eval_case: EvalCase) -> Score | None:
         failed_tools = [call.name or call.id or "<unnamed>" for call in eval_case.tool_calls if call.error]

@@ -53,6 +53,7 @@ class LatencyMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.PERFORMANCE
     default_threshold: ClassVar[float] = 0.5
     requires: ClassVar[tuple[str, ...]] = ("latency_ms",)
+    needs: ClassVar[tuple[str, ...]] = ("latency_ms",)
     Options: ClassVar[type[ComponentConfig]] = LatencyOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

@@ -32,6 +32,7 @@ class RetryCountMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.PERFORMANCE
     default_threshold: ClassVar[float] = 1.0
     requires: ClassVar[tuple[str, ...]] = ("retry_count",)
+    needs: ClassVar[tuple[str, ...]] = ("retry_count",)
     Options: ClassVar[type[ComponentConfig]] = RetryCountOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

@@ -39,6 +39,7 @@ class TimeToFirstTokenMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.PERFORMANCE
     default_threshold: ClassVar[float] = 0.5
     requires: ClassVar[tuple[str, ...]] = ("metadata",)
+    needs: ClassVar[tuple[str, ...]] = ()
     Options: ClassVar[type[ComponentConfig]] = TimeToFirstTokenOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

@@ -40,6 +40,7 @@ class TokenUsageMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.PERFORMANCE
     default_threshold: ClassVar[float] = 0.5
     requires: ClassVar[tuple[str, ...]] = ("token_count", "input_tokens", "output_tokens")
+    needs: ClassVar[tuple[str, ...]] = ("token_count|input_tokens|output_tokens",)
     Options: ClassVar[type[ComponentConfig]] = TokenUsageOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

@@ -36,6 +36,7 @@ class AnswerRelevancyMetric(BandedJudgeMetric):
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 0.5
     requires: ClassVar[tuple[str, ...]] = ("input", "output")
+    needs: ClassVar[tuple[str, ...]] = ("input", "output")
     Options: ClassVar[type[ComponentConfig]] = AnswerRelevancyOptions
     task: ClassVar[str] = _TASK
     sent_fields: ClassVar[tuple[str, ...]] = ("input", "output")

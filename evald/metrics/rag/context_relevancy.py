@@ -30,6 +30,7 @@ class ContextRelevancyMetric(BandedJudgeMetric):
     dimension: ClassVar[Dimension] = Dimension.GROUNDEDNESS
     default_threshold: ClassVar[float] = 0.5
     requires: ClassVar[tuple[str, ...]] = ("input", "context")
+    needs: ClassVar[tuple[str, ...]] = ("input", "context")
     Options: ClassVar[type[ComponentConfig]] = ContextRelevancyOptions
     task: ClassVar[str] = (
         "Rate how relevant the retrieved context blocks are to the input: do they contain the information "

@@ -42,6 +42,7 @@ class FaithfulnessMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.GROUNDEDNESS
     default_threshold: ClassVar[float] = 0.8
     requires: ClassVar[tuple[str, ...]] = ("output", "context")
+    needs: ClassVar[tuple[str, ...]] = ("output", "context")
     Options: ClassVar[type[ComponentConfig]] = FaithfulnessOptions
 
     async def a_measure(self, eval_case: EvalCase) -> Score | None:

@@ -31,6 +31,7 @@ class HallucinationMetric(BandedJudgeMetric):
     dimension: ClassVar[Dimension] = Dimension.GROUNDEDNESS
     default_threshold: ClassVar[float] = 0.75
     requires: ClassVar[tuple[str, ...]] = ("input", "output", "context")
+    needs: ClassVar[tuple[str, ...]] = ("output", "context")
     Options: ClassVar[type[ComponentConfig]] = HallucinationOptions
     task: ClassVar[str] = (
         "Check every statement of the output against the context blocks only (your own knowledge does not "

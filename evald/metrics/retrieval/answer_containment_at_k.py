@@ -35,6 +35,7 @@ class AnswerContainmentAtKMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.GROUNDEDNESS
     default_threshold: ClassVar[float] = 1.0
     requires: ClassVar[tuple[str, ...]] = ("context", "expected", "metadata")
+    needs: ClassVar[tuple[str, ...]] = ("context", "expected")
     Options: ClassVar[type[ComponentConfig]] = CutoffOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

@@ -62,6 +62,7 @@ class CitationGroundednessMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.GROUNDEDNESS
     default_threshold: ClassVar[float] = 1.0
     requires: ClassVar[tuple[str, ...]] = ("output", "context")
+    needs: ClassVar[tuple[str, ...]] = ("output", "context")
     Options: ClassVar[type[ComponentConfig]] = CitationOptions
 
     def setup(self) -> None:

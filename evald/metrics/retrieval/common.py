@@ -168,6 +168,7 @@ class RankingMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.GROUNDEDNESS
     default_threshold: ClassVar[float] = 0.5
     requires: ClassVar[tuple[str, ...]] = ("context", "expected", "metadata")
+    needs: ClassVar[tuple[str, ...]] = ("context",)  # relevance comes from expected ids or the documents' labels
     Options: ClassVar[type[ComponentConfig]] = RelevanceOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

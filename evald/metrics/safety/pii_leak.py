@@ -51,6 +51,7 @@ class PiiLeakMetric(LeakMetric):
     """
 
     kind: ClassVar[str] = "pii_leak"
+    needs: ClassVar[tuple[str, ...]] = ("output",)
     Options: ClassVar[type[ComponentConfig]] = PiiLeakOptions
     nothing_found: ClassVar[str] = "PII"
     found: ClassVar[str] = "PII item"

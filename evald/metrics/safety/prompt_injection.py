@@ -140,6 +140,7 @@ class PromptInjectionMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.SAFETY
     default_threshold: ClassVar[float] = 0.5
     requires: ClassVar[tuple[str, ...]] = ("input", "context", "tool_calls")
+    needs: ClassVar[tuple[str, ...]] = ("input",)
     Options: ClassVar[type[ComponentConfig]] = PromptInjectionOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

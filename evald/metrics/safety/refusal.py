@@ -95,6 +95,7 @@ class RefusalMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.SAFETY
     default_threshold: ClassVar[float] = 1.0
     requires: ClassVar[tuple[str, ...]] = ("output", "metadata")
+    needs: ClassVar[tuple[str, ...]] = ("output",)
     Options: ClassVar[type[ComponentConfig]] = RefusalOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

@@ -46,6 +46,7 @@ class RefusalQualityMetric(BandedJudgeMetric):
     dimension: ClassVar[Dimension] = Dimension.SAFETY
     default_threshold: ClassVar[float] = 0.75
     requires: ClassVar[tuple[str, ...]] = ("input", "output", "metadata")
+    needs: ClassVar[tuple[str, ...]] = ("input", "output")
     Options: ClassVar[type[ComponentConfig]] = RefusalQualityOptions
     sent_fields: ClassVar[tuple[str, ...]] = ("input", "output")
     needed_fields: ClassVar[tuple[str, ...]] = ("input", "output")

@@ -47,6 +47,7 @@ class SecretLeakMetric(LeakMetric):
     """
 
     kind: ClassVar[str] = "secret_leak"
+    needs: ClassVar[tuple[str, ...]] = ("output",)
     Options: ClassVar[type[ComponentConfig]] = SecretLeakOptions
     nothing_found: ClassVar[str] = "secrets"
     found: ClassVar[str] = "secret"

@@ -59,6 +59,7 @@ class BertscoreLikeMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 0.7
     requires: ClassVar[tuple[str, ...]] = ("output", "expected")
+    needs: ClassVar[tuple[str, ...]] = ("output", "expected")
     Options: ClassVar[type[ComponentConfig]] = BertscoreLikeOptions
 
     def _tokens(self, text: str) -> tuple[list[str], bool]:

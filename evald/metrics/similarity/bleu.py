@@ -67,6 +67,7 @@ class BleuMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 0.3
     requires: ClassVar[tuple[str, ...]] = ("output", "expected")
+    needs: ClassVar[tuple[str, ...]] = ("output", "expected")
     Options: ClassVar[type[ComponentConfig]] = BleuOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

@@ -49,6 +49,7 @@ class EmbeddingCosineMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 0.8
     requires: ClassVar[tuple[str, ...]] = ("output", "expected")
+    needs: ClassVar[tuple[str, ...]] = ("output", "expected")
     Options: ClassVar[type[ComponentConfig]] = EmbeddingCosineOptions
 
     async def a_measure(self, eval_case: EvalCase) -> Score | None:

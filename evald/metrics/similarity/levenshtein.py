@@ -43,6 +43,7 @@ class LevenshteinMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 0.8
     requires: ClassVar[tuple[str, ...]] = ("output", "expected")
+    needs: ClassVar[tuple[str, ...]] = ("output", "expected")
     Options: ClassVar[type[ComponentConfig]] = LevenshteinOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:
