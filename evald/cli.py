@@ -13,15 +13,20 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evald import __version__
 from evald.config.loader import ResolvedConfig, load_config, scoring_problems
 from evald.config.model import ROLES
 from evald.errors import ConfigError
 
+if TYPE_CHECKING:
+    from evald.replay import ReplayResult
+
 EXIT_GATE = 1
 EXIT_CONFIG = 2
+#: ``evald replay``: an input path could not be used (after the others were processed and reported)
+EXIT_INPUT = 2
 
 logger = logging.getLogger(__name__)
 
@@ -180,15 +185,30 @@ def _run(cfg: ResolvedConfig, role: str = "all") -> int:
 
 
 def _replay(args: argparse.Namespace, cfg: ResolvedConfig) -> int:
-    from evald.aggregate_script import AggregationError, run_aggregation
+    """Replay, report, gate; an input that could not be used makes it exit 2 after all of that."""
     from evald.logsetup import configure_logging
-    from evald.replay import open_output, replay, write_jsonl
-    from evald.summary import render_summary, summarize
+    from evald.replay import replay
 
     configure_logging("warning", "text")
     result = asyncio.run(replay(args.paths, cfg))
     for path, reason in result.skipped_files:
         print(f"skipped {path}: {reason}", file=sys.stderr)
+    status = _replay_report(args, result)
+    if result.failed_files:
+        count = len(result.failed_files)
+        print(f"evald replay: {count} input{'s' if count != 1 else ''} could not be used:", file=sys.stderr)
+        for path, reason in result.failed_files:
+            print(f"  {path}: {reason}", file=sys.stderr)
+        return EXIT_INPUT
+    return status
+
+
+def _replay_report(args: argparse.Namespace, result: ReplayResult) -> int:
+    """Outputs, summary and gate of a replay; its exit status as far as they go."""
+    from evald.aggregate_script import AggregationError, run_aggregation
+    from evald.replay import no_cases_reason, open_output, write_jsonl
+    from evald.summary import render_summary, summarize
+
     if args.output:
         out = open_output(args.output)
         try:
@@ -206,10 +226,16 @@ def _replay(args: argparse.Namespace, cfg: ResolvedConfig) -> int:
             return EXIT_GATE
     result.summary = summary
     report = sys.stderr if args.output == "-" else sys.stdout
+    why_none = no_cases_reason(result)
     if args.format == "json":
-        print(json.dumps(result.summary.to_dict(), indent=2), file=report)
+        doc = result.summary.to_dict()
+        doc["no_cases_reason"] = why_none
+        doc["failed_inputs"] = [{"path": path, "reason": reason} for path, reason in result.failed_files]
+        print(json.dumps(doc, indent=2), file=report)
     else:
         print(render_summary(result.summary), file=report)
+        if why_none is not None:
+            print(f"no cases evaluated: {why_none}", file=report)
     if args.fail_under is not None:
         failures = result.summary.gate_failures(args.fail_under)
         for failure in failures:

@@ -1,19 +1,33 @@
 """``evald replay``: score captured OTLP files offline through the same window, mapping and pipeline.
 
 Inputs: binary ``ExportTraceServiceRequest`` (``.pb``), OTLP/JSON (``.json``), ``ExportLogsServiceRequest``
-companions (``*.logs.pb`` / ``*.logs.json``), or directories of them (searched recursively). A file that is none
-of these is reported and skipped. Configured exporters are not used: scores go to ``--output`` (JSON lines, the
-format in docs/replay-format.md) and the summary table.
+companions (``*.logs.pb`` / ``*.logs.json``), or directories of them (searched recursively, symlinked directories
+not followed). Configured exporters are not used: scores go to ``--output`` (JSON lines, the format in
+docs/replay-format.md) and the summary table.
+
+Failures: an input that cannot be used is an error, recorded in ``failed_files`` with why, and the rest is still
+processed (the CLI then exits 2): a path that does not exist (or a dangling symlink), a directory that cannot be
+listed (at any depth), a file that cannot be read (permissions), and a named file, or a ``.pb``/``.json`` file in a
+directory, that is not an OTLP request (corrupt protobuf or JSON, another suffix, no spans or log records). Other
+files found in a directory (``README.md``) are only noted in ``skipped_files``.
+
+``no_cases_reason(result)`` says why a replay evaluated 0 cases, from the counts of each stage (``ReplayCounts``:
+files, spans, traces, traces without GenAI spans, not-evaluable items by reason, cases, sampled out, dropped).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sys
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
+
+from prometheus_client import CollectorRegistry
 
 from evald.config.loader import ResolvedConfig
 from evald.errors import EvaldError, QueueFullError
@@ -24,34 +38,97 @@ from evald.receivers.files import read_signal_file
 from evald.service import EvaldService
 from evald.summary import Summary, summarize
 
+_OTLP_SUFFIXES = (".pb", ".json")
+
+
+@dataclass
+class ReplayCounts:
+    """What each stage saw: files and items read, then the pipeline's own counters."""
+
+    files_read: int = 0
+    spans: int = 0
+    log_records: int = 0
+    traces: int = 0
+    no_genai_traces: int = 0
+    not_evaluable: Counter[str] = field(default_factory=Counter)
+    cases: int = 0
+    sampled_out: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+
 
 @dataclass
 class ReplayResult:
     scored: list[ScoredCase]
     summary: Summary
+    #: found in a directory and not an OTLP file by name: noted, not an error
     skipped_files: list[tuple[str, str]] = field(default_factory=list)
     files_read: int = 0
+    #: inputs that could not be used, with why (the CLI exits 2)
+    failed_files: list[tuple[str, str]] = field(default_factory=list)
+    counts: ReplayCounts = field(default_factory=ReplayCounts)
 
 
-def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[tuple[str, str]]]:
-    files: list[Path] = []
-    problems: list[tuple[str, str]] = []
+@dataclass
+class Discovery:
+    files: list[Path] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+
+
+def discover(paths: Iterable[str | Path]) -> Discovery:
+    """The files to read under ``paths`` (in order; each directory's sorted), what was skipped, what failed."""
+    found = Discovery()
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in (".pb", ".json"))
-            others = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix not in (".pb", ".json"))
-            files.extend(found)
-            problems.extend((str(p), "not an OTLP file (.pb or .json)") for p in others)
-        elif path.is_file():
-            files.append(path)
+        try:
+            mode = path.stat().st_mode
+        except OSError as err:
+            found.failed.append((str(path), _missing(path, err)))
+            continue
+        if stat.S_ISDIR(mode):
+            _walk(path, found)
+        elif stat.S_ISREG(mode):
+            found.files.append(path)
         else:
-            problems.append((str(path), "no such file or directory"))
-    return files, problems
+            found.failed.append((str(path), "not a regular file or a directory"))
+    return found
+
+
+def _walk(directory: Path, found: Discovery) -> None:
+    def unlistable(err: OSError) -> None:
+        found.failed.append((str(err.filename or directory), f"cannot list directory: {_reason(err)}"))
+
+    files: list[Path] = []
+    for root, dirs, names in os.walk(directory, onerror=unlistable):
+        dirs.sort()
+        for name in names:
+            path = Path(root) / name
+            if not name.lower().endswith(_OTLP_SUFFIXES):
+                found.skipped.append((str(path), "not an OTLP file (.pb or .json)"))
+                continue
+            try:
+                path.stat()
+            except OSError as err:
+                found.failed.append((str(path), _missing(path, err)))
+                continue
+            files.append(path)
+    found.files.extend(sorted(files))
+
+
+def _reason(err: OSError) -> str:
+    return err.strerror or str(err)
+
+
+def _missing(path: Path, err: OSError) -> str:
+    if isinstance(err, FileNotFoundError) and path.is_symlink():
+        return f"dangling symlink (to {os.readlink(path)})"
+    return "no such file or directory" if isinstance(err, FileNotFoundError) else f"cannot access: {_reason(err)}"
 
 
 async def replay(paths: Sequence[str | Path], config: ResolvedConfig) -> ReplayResult:
-    files, skipped = discover(paths)
+    found = discover(paths)
+    files, skipped, failed = found.files, found.skipped, found.failed
+    counts = ReplayCounts()
     memory = InMemoryExporter("replay")
     service = EvaldService(config, with_receivers=False, with_admin=False, configured_exporters=False,
                            extra_exporters=[memory])
@@ -63,12 +140,14 @@ async def replay(paths: Sequence[str | Path], config: ResolvedConfig) -> ReplayR
             try:
                 batch = read_signal_file(path)
             except EvaldError as err:
-                skipped.append((str(path), str(err)))
+                failed.append((str(path), str(err).removeprefix(f"{path.name}: ")))
                 continue
             except OSError as err:
-                skipped.append((str(path), f"cannot read: {err.strerror or err}"))
+                failed.append((str(path), f"cannot read: {_reason(err)}"))
                 continue
             read += 1
+            counts.spans += len(batch.spans)
+            counts.log_records += len(batch.logs)
             try:
                 window.consume(batch)
             except QueueFullError:
@@ -81,7 +160,60 @@ async def replay(paths: Sequence[str | Path], config: ResolvedConfig) -> ReplayR
         await service.pipeline.shutdown(timeout=1)
         await close_judges()
     scored = sorted(memory.cases, key=lambda c: (c.case.trace_id, c.case.scope != "trace", c.case.span_id or ""))
-    return ReplayResult(scored=scored, summary=summarize(scored), skipped_files=skipped, files_read=read)
+    counts.files_read = read
+    _count_stages(service.telemetry.registry, counts)
+    return ReplayResult(scored=scored, summary=summarize(scored), skipped_files=skipped, files_read=read,
+                        failed_files=failed, counts=counts)
+
+
+def _count_stages(registry: CollectorRegistry, counts: ReplayCounts) -> None:
+    for metric in registry.collect():
+        for sample in metric.samples:
+            if not sample.name.endswith("_total"):
+                continue
+            value, labels = int(sample.value), sample.labels
+            if sample.name == "evald_assembly_released_traces_total":
+                counts.traces += value
+            elif sample.name == "evald_traces_ignored_total" and labels.get("reason") == "no_genai_spans":
+                counts.no_genai_traces += value
+            elif sample.name == "evald_cases_not_evaluable_total":
+                counts.not_evaluable[labels["reason"]] += value
+            elif sample.name == "evald_cases_total":
+                counts.cases += value
+            elif sample.name == "evald_cases_sampled_out_total":
+                counts.sampled_out += value
+            elif sample.name == "evald_cases_dropped_total":
+                counts.dropped[labels["reason"]] += value
+
+
+def no_cases_reason(result: ReplayResult) -> str | None:
+    """Why nothing was evaluated (None when something was): the first stage that produced nothing."""
+    if result.scored:
+        return None
+    counts = result.counts
+    if not counts.files_read:
+        failed = f" ({len(result.failed_files)} failed)" if result.failed_files else ""
+        return f"no OTLP file was read{failed}"
+    reasons = ", ".join(f"{reason} {n}" for reason, n in counts.not_evaluable.most_common())
+    if not counts.cases:
+        if not counts.spans and not reasons:
+            return f"the {_n(counts.files_read, 'file')} held no spans (only {_n(counts.log_records, 'log record')})"
+        if not reasons and counts.no_genai_traces >= counts.traces:
+            return (f"none of the {_n(counts.traces, 'trace')} has a GenAI span that a mapper recognises "
+                    f"(evald_traces_ignored_total{{reason=\"no_genai_spans\"}})")
+        return f"every GenAI span or trace was not evaluable ({reasons or 'no reason counted'})"
+    noted = f"; also not evaluable: {reasons}" if reasons else ""
+    if counts.sampled_out >= counts.cases:
+        return f"all {_n(counts.cases, 'case')} were sampled out (sampling.ratio){noted}"
+    if counts.dropped:
+        dropped = ", ".join(f"{reason} {n}" for reason, n in counts.dropped.most_common())
+        return f"the {_n(counts.cases, 'case')} were dropped before scoring ({dropped}){noted}"
+    return (f"no configured metric applies to the {_n(counts.cases, 'case')} (check each metric's `scope` and "
+            f"`filter`){noted}")
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def write_jsonl(scored: Iterable[ScoredCase], out: TextIO) -> None:

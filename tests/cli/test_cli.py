@@ -190,7 +190,7 @@ def test_replay_output_to_stdout_keeps_the_summary_on_stderr(
     assert "contains" in captured.err
 
 
-def test_replay_reports_and_skips_files_that_are_not_otlp(
+def test_replay_fails_on_unusable_inputs_after_processing_the_rest(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = write(tmp_path, "replay.yaml", REPLAY_CONFIG)
@@ -198,14 +198,76 @@ def test_replay_reports_and_skips_files_that_are_not_otlp(
     junk.write_bytes(b"\xff\x00 definitely not protobuf \x13\x37" * 10)
     notes = write(tmp_path, "notes.txt", "hello")
     bad_json = write(tmp_path, "bad.json", "{\"resourceSpans\": [")
+    folder = tmp_path / "captured"
+    folder.mkdir()
+    (folder / "README.md").write_text("what these are", encoding="utf-8")
+    (folder / "dangling.pb").symlink_to(tmp_path / "gone.pb")
+    (folder / "b_chat_wrong.pb").write_bytes((SPAN_ONLY / "b_chat_wrong.pb").read_bytes())
+    out = tmp_path / "scores.jsonl"
     args = ["replay", str(SPAN_ONLY / "a_chat_correct.pb"), str(junk), str(notes), str(bad_json),
-            str(tmp_path / "missing.pb"), "--config", str(config), "--format", "json"]
-    assert main(args) == 0
+            str(tmp_path / "missing.pb"), str(folder), "--config", str(config), "--format", "json",
+            "--output", str(out)]
+    assert main(args) == 2
     captured = capsys.readouterr()
-    for name in ("junk.pb", "notes.txt", "bad.json", "missing.pb"):
-        assert f"skipped {tmp_path / name}" in captured.err or name in captured.err, name
     summary = json.loads(captured.out)
-    assert summary
+    failed = {item["path"]: item["reason"] for item in summary["failed_inputs"]}
+    assert set(failed) == {str(junk), str(notes), str(bad_json), str(tmp_path / "missing.pb"),
+                           str(folder / "dangling.pb")}
+    assert failed[str(tmp_path / "missing.pb")] == "no such file or directory"
+    assert failed[str(folder / "dangling.pb")] == f"dangling symlink (to {tmp_path / 'gone.pb'})"
+    assert "not a binary ExportTraceServiceRequest" in failed[str(junk)]
+    assert "not an OTLP file" in failed[str(notes)] and "not an OTLP/JSON" in failed[str(bad_json)]
+    assert "evald replay: 5 inputs could not be used:" in captured.err
+    for path, reason in failed.items():
+        assert f"  {path}: {reason}" in captured.err
+    assert f"skipped {folder / 'README.md'}: not an OTLP file" in captured.err  # found in a directory: a note
+    # the usable files were still scored and written
+    traces = {json.loads(line)["trace_id"] for line in out.read_text(encoding="utf-8").splitlines()}
+    assert len(traces) == 2 and summary["cases"] >= 2 and summary["no_cases_reason"] is None
+
+
+def test_replay_input_failures_win_over_a_passing_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = write(tmp_path, "replay.yaml", REPLAY_CONFIG)
+    args = ["replay", str(SPAN_ONLY / "a_chat_correct.pb"), str(tmp_path / "missing.pb"), "--config", str(config),
+            "--fail-under", "0.1"]
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert "gate failed" not in captured.err and "missing.pb: no such file or directory" in captured.err
+    assert "cases evaluated: 1" in captured.out  # the trace case of the file that was there
+
+
+def non_genai_trace(path: Path) -> Path:
+    from tests.receivers.support import trace_request
+
+    path.write_bytes(trace_request(3, attributes={"http.method": "GET"}).SerializeToString())
+    return path
+
+
+@pytest.mark.parametrize(("case", "expected"), [
+    ("nothing_read", "no cases evaluated: no OTLP file was read (1 failed)"),
+    ("no_genai", "no cases evaluated: none of the 1 trace has a GenAI span that a mapper recognises"),
+    ("sampled_out", "no cases evaluated: all 2 cases were sampled out (sampling.ratio)"),
+    ("no_metric_applies", "no cases evaluated: no configured metric applies to the 2 cases (check each metric's "
+                          "`scope` and `filter`)"),
+])
+def test_a_replay_that_evaluates_nothing_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, expected: str
+) -> None:
+    config_text, inputs = REPLAY_CONFIG, [SPAN_ONLY / "a_chat_correct.pb"]
+    if case == "nothing_read":
+        inputs = [tmp_path / "missing.pb"]
+    elif case == "no_genai":
+        inputs = [non_genai_trace(tmp_path / "http.pb")]
+    elif case == "sampled_out":
+        config_text += "sampling: { ratio: 0.0 }\n"
+    else:  # the metrics are for another service
+        config_text = config_text.replace("scope: trace", "scope: trace, filter: { service_name: [nope] }")
+    config = write(tmp_path, "replay.yaml", config_text)
+    status = main(["replay", *map(str, inputs), "--config", str(config)])
+    captured = capsys.readouterr()
+    assert status == (2 if case == "nothing_read" else 0), captured.err
+    assert "cases evaluated: 0" in captured.out
+    assert expected in captured.out, captured.out
 
 
 def test_replay_a_directory_pairs_logs_companions(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
