@@ -42,7 +42,10 @@ class RedactionConfig(ComponentConfig):
     enabled: bool = Field(True, description="Replace PII and secrets with typed placeholders before a prompt leaves.")
     pii: list[PiiType] = Field(list(PII_TYPES), description="PII types to replace (safety detectors).")
     locales: list[Locale] = Field(["us", "uk", "fr", "de", "it"], description="Locales for phones and national ids.")
-    secrets: bool = Field(True, description="Replace API keys, tokens, JWTs, private keys and secret assignments.")
+    secrets: bool = Field(
+        True, description="Replace API keys, tokens, JWTs, private keys and secret assignments (detect-secrets' "
+        "regex plugins plus evald's rules; docs/judges.md, Redaction)."
+    )
     min_entropy: float = Field(3.0, ge=0, description="Shannon entropy a generic `name = value` secret must reach.")
     patterns: dict[str, Regex] = Field(
         default_factory=dict,

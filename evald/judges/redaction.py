@@ -2,8 +2,12 @@
 
 Detection reuses the safety detectors (``evald/metrics/safety/detectors.py``): emails, phone numbers
 (libphonenumber), payment cards (Luhn), IBANs (mod 97), national ids, provider API keys, JWTs, private keys and
-high-entropy ``name = value`` secrets; plus the judge's configured regexes. One ``Redactor.session()`` numbers
-values across all the texts of one prompt, so the same email is ``[EMAIL_1]`` everywhere in it.
+high-entropy ``name = value`` secrets; adds the secret ruleset of ``evald/judges/secret_rules.py`` (detect-secrets'
+regex plugins and evald's rules for what they miss: Authorization/Bearer values, Hugging Face tokens, Azure
+connection-string and SAS secrets, ...) and e-mail addresses with non-ASCII characters; plus the judge's
+configured regexes. Where detections overlap, the one that starts first (then the longest) is replaced. One
+``Redactor.session()`` numbers values across all the texts of one prompt, so the same email is ``[EMAIL_1]``
+everywhere in it.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import re
 from collections import Counter
 
 from evald.judges.config import RedactionConfig
+from evald.judges.secret_rules import find_rule_secrets, unicode_emails
 from evald.metrics.safety.detectors import SECRET_TYPES, Match, find_pii, find_secrets
 
 _PLACEHOLDER_TYPES = {"credit_card": "CARD", "national_id": "NATIONAL_ID", "secret": "SECRET"}
@@ -41,8 +46,11 @@ class RedactionSession:
 
     def _matches(self, text: str) -> list[Match]:
         found = find_pii(text, self._config.pii, self._config.locales)
+        if "email" in self._config.pii:
+            found += unicode_emails(text)
         if self._config.secrets:
             found += find_secrets(text, SECRET_TYPES, self._config.min_entropy)
+            found += find_rule_secrets(text)
         for kind, pattern in self._extra.items():
             found += [Match(kind, m.start(), m.end(), m.group(), "***") for m in pattern.finditer(text) if m.group()]
         kept: list[Match] = []
