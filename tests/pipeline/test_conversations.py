@@ -6,7 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from evald.case import EvalCase, ToolCall
+from evald.case import EvalCase, Message, ToolCall
 from evald.config.loader import parse_config
 from evald.model import AssembledTrace, SpanRecord
 from evald.pipeline.conversations import ConversationsConfig, ConversationTracker, conversation_id
@@ -121,3 +121,23 @@ metrics:
     assert [s.passed for s in conversations["conv-2"].scores] == [False]
     assert len(conversations["conv-1"].case.messages) == 4
     assert not [c for c in result.scored if c.case.scope != "conversation"]  # only conversation metrics here
+
+
+def test_turns_are_bounded_by_bytes_and_keep_only_what_the_conversation_case_reads() -> None:
+    tm = Telemetry()
+    tracker = ConversationTracker(ConversationsConfig(max_mib=1), tm, Clock())
+    history = tuple(Message("user", "earlier turn " * 1000) for _ in range(20))  # ~260 kB the turn need not keep
+    tracker.add(turn("a" * 32, "q" * 300_000, "a1", cid="one", messages=history), EMPTY)
+    held = sample(tm, "evald_conversations_held_bytes")
+    assert 300_000 < held < 310_000  # the question and answer, not the message history
+    tracker.add(turn("b" * 32, "q" * 300_000, "a1", cid="two"), EMPTY)
+    tracker.add(turn("c" * 32, "q" * 300_000, "a1", cid="three"), EMPTY)
+    assert tracker.add(turn("d" * 32, "q", "a", cid="three"), EMPTY) == []  # ~0.9 MiB held: under 1 MiB
+    (evicted,) = tracker.add(turn("e" * 32, "q" * 300_000, "a1", cid="four"), EMPTY)  # ~1.2 MiB: the oldest goes
+    assert evicted.metadata["conversation_id"] == "one" and evicted.input == "q" * 300_000
+    assert sample(tm, "evald_conversations_emitted_total", reason="memory_limit") == 1
+    assert sample(tm, "evald_conversations_held_bytes") < 1 << 20
+    cases = tracker.flush()
+    assert len(cases) == 3 and sample(tm, "evald_conversations_held_bytes") == 0
+    (three,) = (c for c in cases if c.metadata["conversation_id"] == "three")
+    assert [m.content for m in three.messages] == ["q" * 300_000, "a1", "q", "a"]
