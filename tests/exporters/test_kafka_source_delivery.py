@@ -18,17 +18,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from tests.exporters.corpus_traces import renumbered
 from tests.exporters.fake_langfuse import PUBLIC_KEY, SECRET_KEY, FakeLangfuse, sdk_validate
 from tests.integration.daemon import start_evald
 from tests.receivers.kafka.broker import Tansu, free_port, tansu_binary
 from tests.receivers.kafka.support import (
     committed,
-    corpus_records,
     create_topic,
     produce,
-    scored_trace_ids,
     wait_committed,
 )
 
@@ -48,17 +46,8 @@ def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def records(n: int) -> tuple[list[tuple[str | None, bytes]], set[str]]:
-    """``n`` records: the corpus's scorable traces in turn, each with a fresh trace id (keyed by it)."""
-    scorable = [(tid, body) for tid, body in corpus_records() if tid in scored_trace_ids()]
-    out: list[tuple[str | None, bytes]] = []
-    for i in range(n):
-        request = ExportTraceServiceRequest.FromString(scorable[i % len(scorable)][1])
-        trace_id = bytes.fromhex(f"{0xE0A1D << 100 | i + 1:032x}")
-        for rs in request.resource_spans:
-            for ss in rs.scope_spans:
-                for span in ss.spans:
-                    span.trace_id = trace_id
-        out.append((trace_id.hex(), request.SerializeToString()))
+    """``n`` records keyed by their fresh trace ids, and those ids."""
+    out: list[tuple[str | None, bytes]] = list(renumbered(n))
     return out, {key for key, _ in out if key}
 
 
