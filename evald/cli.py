@@ -206,18 +206,19 @@ def _replay(args: argparse.Namespace, cfg: ResolvedConfig) -> int:
 def _replay_report(args: argparse.Namespace, result: ReplayResult) -> int:
     """Outputs, summary and gate of a replay; its exit status as far as they go."""
     from evald.aggregate_script import AggregationError, run_aggregation
-    from evald.replay import no_cases_reason, open_output, write_jsonl
+    from evald.replay import attach_counts, no_cases_reason, open_output, write_jsonl
     from evald.summary import render_summary, summarize
 
     if args.output:
         out = open_output(args.output)
         try:
-            write_jsonl(result.scored, out)
+            write_jsonl(result.scored, out, result.not_evaluable)
         finally:
             if out is not sys.stdout:
                 out.close()
     _write_ci_reports(args, result.scored)
     summary = summarize(result.scored, args.missing)
+    attach_counts(summary, result)
     if args.aggregate:
         try:
             summary.custom = run_aggregation(args.aggregate, result.scored)

@@ -9,7 +9,11 @@ Failures: an input that cannot be used is an error, recorded in ``failed_files``
 processed (the CLI then exits 2): a path that does not exist (or a dangling symlink), a directory that cannot be
 listed (at any depth), a file that cannot be read (permissions), and a named file, or a ``.pb``/``.json`` file in a
 directory, that is not an OTLP request (corrupt protobuf or JSON, another suffix, no spans or log records). Other
-files found in a directory (``README.md``) are only noted in ``skipped_files``.
+files found in a directory (``README.md``, or a well-formed JSON document that is no OTLP request, such as a
+manifest beside the traces) are only noted in ``skipped_files``.
+
+Every trace that gave no trace case (not evaluable, or no GenAI span) is kept in ``not_evaluable`` with its
+reasons: a ``--output`` row each, and counts by reason in the summary (``attach_counts``).
 
 ``no_cases_reason(result)`` says why a replay evaluated 0 cases, from the counts of each stage (``ReplayCounts``:
 files, spans, traces, traces without GenAI spans, not-evaluable items by reason, cases, sampled out, dropped).
@@ -32,9 +36,10 @@ from prometheus_client import CollectorRegistry
 from evald.config.loader import ResolvedConfig
 from evald.errors import EvaldError, QueueFullError
 from evald.exporters.memory import InMemoryExporter
+from evald.interfaces import MappingResult
 from evald.judges.registry import close_judges
-from evald.model import ScoredCase
-from evald.receivers.files import read_signal_file
+from evald.model import AssembledTrace, ScoredCase
+from evald.receivers.files import NotOtlpDocumentError, read_signal_file
 from evald.service import EvaldService
 from evald.summary import Summary, summarize
 
@@ -66,6 +71,8 @@ class ReplayResult:
     #: inputs that could not be used, with why (the CLI exits 2)
     failed_files: list[tuple[str, str]] = field(default_factory=list)
     counts: ReplayCounts = field(default_factory=ReplayCounts)
+    #: one ``--output`` row per trace that gave no trace case, with why (docs/replay-format.md)
+    not_evaluable: list[dict[str, object]] = field(default_factory=list)
 
 
 @dataclass
@@ -73,6 +80,8 @@ class Discovery:
     files: list[Path] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
+    #: files named on the command line (not found by a directory walk)
+    named: set[Path] = field(default_factory=set)
 
 
 def discover(paths: Iterable[str | Path]) -> Discovery:
@@ -89,6 +98,7 @@ def discover(paths: Iterable[str | Path]) -> Discovery:
             _walk(path, found)
         elif stat.S_ISREG(mode):
             found.files.append(path)
+            found.named.add(path)
         else:
             found.failed.append((str(path), "not a regular file or a directory"))
     return found
@@ -132,6 +142,8 @@ async def replay(paths: Sequence[str | Path], config: ResolvedConfig) -> ReplayR
     memory = InMemoryExporter("replay")
     service = EvaldService(config, with_receivers=False, with_admin=False, configured_exporters=False,
                            extra_exporters=[memory])
+    rows: list[dict[str, object]] = []
+    service.router.observe(lambda trace, mapped: _record_not_evaluable(trace, mapped, rows))
     await service.pipeline.start()
     window = service.window
     read = 0
@@ -139,6 +151,10 @@ async def replay(paths: Sequence[str | Path], config: ResolvedConfig) -> ReplayR
         for path in files:
             try:
                 batch = read_signal_file(path)
+            except NotOtlpDocumentError as err:  # a manifest beside the traces: noted; named, it is an error
+                why = str(err).removeprefix(f"{path.name}: ")
+                (failed if path in found.named else skipped).append((str(path), why))
+                continue
             except EvaldError as err:
                 failed.append((str(path), str(err).removeprefix(f"{path.name}: ")))
                 continue
@@ -162,8 +178,30 @@ async def replay(paths: Sequence[str | Path], config: ResolvedConfig) -> ReplayR
     scored = sorted(memory.cases, key=lambda c: (c.case.trace_id, c.case.scope != "trace", c.case.span_id or ""))
     counts.files_read = read
     _count_stages(service.telemetry.registry, counts)
-    return ReplayResult(scored=scored, summary=summarize(scored), skipped_files=skipped, files_read=read,
-                        failed_files=failed, counts=counts)
+    result = ReplayResult(scored=scored, summary=summarize(scored), skipped_files=skipped, files_read=read,
+                          failed_files=failed, counts=counts, not_evaluable=rows)
+    attach_counts(result.summary, result)
+    return result
+
+
+def attach_counts(summary: Summary, result: ReplayResult) -> None:
+    """Complete a summary of ``result.scored`` with what only the replay knows: traces not evaluated, by reason."""
+    not_evaluable = Counter({r: n for r, n in result.counts.not_evaluable.items() if n})
+    if result.counts.no_genai_traces:
+        not_evaluable["no_genai_spans"] += result.counts.no_genai_traces
+    summary.not_evaluable = dict(not_evaluable.most_common())
+
+
+def _record_not_evaluable(trace: AssembledTrace, mapped: MappingResult, rows: list[dict[str, object]]) -> None:
+    if any(c.scope == "trace" for c in mapped.cases):
+        return
+    items = [n for n in mapped.not_evaluable if n.scope == "trace"] or list(mapped.not_evaluable)
+    service = next((s.service_name for s in trace.spans if s.service_name), None)
+    reasons = [{"reason": n.reason, "convention": n.convention, "scope": n.scope, "detail": n.detail,
+                "span_id": n.span_id} for n in items] or [{"reason": "no_genai_spans", "convention": None,
+                                                           "scope": "trace", "detail": "", "span_id": None}]
+    rows.append({"trace_id": trace.trace_id, "span_id": None, "scope": "trace", "service_name": service,
+                 "not_evaluable": reasons, "case": None, "scores": [], "skipped": [], "errors": []})
 
 
 def _count_stages(registry: CollectorRegistry, counts: ReplayCounts) -> None:
@@ -216,9 +254,13 @@ def _n(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def write_jsonl(scored: Iterable[ScoredCase], out: TextIO) -> None:
+def write_jsonl(scored: Iterable[ScoredCase], out: TextIO,
+                not_evaluable: Iterable[dict[str, object]] = ()) -> None:
+    """The ``--output`` lines: one per scored case, then one per trace that was not evaluated (with why)."""
     for sc in scored:
         out.write(json.dumps(sc.to_json_line(), ensure_ascii=False, default=str) + "\n")
+    for row in not_evaluable:
+        out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
 
 
 def open_output(target: str) -> TextIO:

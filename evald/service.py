@@ -72,9 +72,10 @@ class EvaldService:
             self.admin = AdminHttpServer(self._admin_endpoint(), self.telemetry)
         bindings = build_bindings(config.metrics)
         bind_metric_info(self.exporters, metric_infos(bindings))  # metric versions and pass/fail-only metrics
+        self.router = MapperRouter(default_mappers())  # replay observes what it maps (not-evaluable rows)
         self.pipeline = EvaluationPipeline(
             root.pipeline,
-            MapperRouter(default_mappers()),
+            self.router,
             Sampler(root.sampling.ratio),
             bindings,
             self.exporters,

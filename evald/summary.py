@@ -60,6 +60,12 @@ class Summary:
     missing: str = "skip"
     #: named values from a custom aggregation script (``evald replay --aggregate``), when one ran
     custom: dict[str, object] | None = None
+    #: skip reason -> metric -> count (``missing_output``, ``not_applicable``, ``sampled_out``...)
+    skipped_by_reason: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: traces that gave no trace case, by reason (set by the replay, which sees the mapping)
+    not_evaluable: dict[str, int] = field(default_factory=dict)
+    #: instrumentation -> content-capture status (full / partial / masked / none) -> cases
+    content_capture: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def quality(self) -> list[MetricSummary]:
@@ -94,6 +100,9 @@ class Summary:
             "custom": self.custom,
             "metrics": [m.to_dict() for m in self.quality],
             "safety": [m.to_dict() for m in self.safety],
+            "skipped_by_reason": self.skipped_by_reason,
+            "not_evaluable": self.not_evaluable,
+            "content_capture": self.content_capture,
         }
 
 
@@ -116,8 +125,17 @@ def summarize(scored: Iterable[ScoredCase], missing: str = "skip") -> Summary:
             m.failed += 1
         return m
 
+    reasons: dict[str, dict[str, int]] = {}
+    capture: dict[str, dict[str, int]] = {}
     for sc in scored:
         cases += 1
+        status = sc.case.metadata.get("content_capture")
+        if isinstance(status, str):
+            by_status = capture.setdefault(str(sc.case.metadata.get("instrumentation", "other")), {})
+            by_status[status] = by_status.get(status, 0) + 1
+        for name, reason in sc.skipped:
+            per_metric = reasons.setdefault(reason, {})
+            per_metric[name] = per_metric.get(name, 0) + 1
         for score in sc.scores:
             m = entry(score.name, score.dimension.value)
             m.values.append(score.value)
@@ -129,7 +147,7 @@ def summarize(scored: Iterable[ScoredCase], missing: str = "skip") -> Summary:
             absent(name, sc).skipped += 1
         for name, _ in sc.errors:
             absent(name, sc).errors += 1
-    return Summary(metrics=metrics, cases=cases, missing=missing)
+    return Summary(metrics=metrics, cases=cases, missing=missing, skipped_by_reason=reasons, content_capture=capture)
 
 
 def _fmt(value: float | None) -> str:
@@ -160,4 +178,30 @@ def render_summary(summary: Summary) -> str:
                + (" (missing scores count as 0)" if summary.missing == "zero" else ""))
     if summary.custom is not None:
         out.append("custom aggregation: " + ", ".join(f"{k}={v}" for k, v in summary.custom.items()))
+    out += _explanations(summary)
     return "\n".join(out)
+
+
+def _explanations(summary: Summary) -> list[str]:
+    """Why scores are missing: skips by reason, traces not evaluated, and whether content was recorded."""
+    from evald.mapping.instrumentations import KNOWN, OTHER
+
+    out: list[str] = []
+    if summary.skipped_by_reason:
+        out.append("skipped by reason:")
+        for reason, per_metric in sorted(summary.skipped_by_reason.items(), key=lambda kv: -sum(kv[1].values())):
+            metrics = ", ".join(f"{m} {n}" for m, n in sorted(per_metric.items()))
+            out.append(f"  {reason}: {sum(per_metric.values())} ({metrics})")
+    if summary.not_evaluable:
+        out.append("traces not evaluated: " + ", ".join(f"{r} {n}" for r, n in summary.not_evaluable.items()))
+    if summary.content_capture:
+        out.append("content capture (cases by instrumentation):")
+        switches = {i.id: i for i in KNOWN}
+        for instrumentation, by_status in sorted(summary.content_capture.items()):
+            counts = ", ".join(f"{status} {n}" for status, n in sorted(by_status.items()))
+            out.append(f"  {instrumentation}: {counts}")
+            if by_status.get("none") or by_status.get("masked"):
+                library = switches.get(instrumentation, OTHER)
+                out.append(f"    content not recorded or masked: metrics that need it skip; to score content set "
+                           f"{library.switch} (docs/capturing-content.md)")
+    return out

@@ -10,7 +10,8 @@ content-capture status and instrumentation in its metadata (:mod:`evald.mapping.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import suppress
 
 from evald.interfaces import MappingResult, NotEvaluable, SpanMapper
 from evald.mapping.content_capture import annotate
@@ -33,12 +34,25 @@ class MapperRouter:
 
     def __init__(self, mappers: Sequence[SpanMapper]) -> None:
         self._mappers = tuple(mappers)
+        self._observers: list[Callable[[AssembledTrace, MappingResult], None]] = []
+
+    def observe(self, observer: Callable[[AssembledTrace, MappingResult], None]) -> None:
+        """Call ``observer(trace, result)`` for every trace mapped (``evald replay`` records not-evaluable traces
+        with it); an observer that raises is ignored."""
+        self._observers.append(observer)
 
     @property
     def mappers(self) -> tuple[SpanMapper, ...]:
         return self._mappers
 
     def map(self, trace: AssembledTrace) -> MappingResult:
+        result = self._map(trace)
+        for observer in self._observers:
+            with suppress(Exception):  # an observer must never cost a trace
+                observer(trace, result)
+        return result
+
+    def _map(self, trace: AssembledTrace) -> MappingResult:
         for mapper in self._mappers:
             convention = getattr(mapper, "name", type(mapper).__name__)
             try:

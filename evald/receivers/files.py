@@ -30,6 +30,11 @@ SOURCE = "file"
 M = TypeVar("M", bound=Message)
 
 
+class NotOtlpDocumentError(EvaldError):
+    """A well-formed file that holds no OTLP request (another JSON document, an empty request): ``evald replay``
+    notes it when a directory walk found it (a manifest beside the traces), and fails on it when it was named."""
+
+
 def read_signal_file(path: Path) -> SignalBatch:
     path = Path(path)
     name = path.name.lower()
@@ -46,7 +51,7 @@ def read_signal_file(path: Path) -> SignalBatch:
     if logs:
         log_request = _parse(ExportLogsServiceRequest(), data, what) if binary else _json(parse_logs_json, data, what)
         if not log_request.resource_logs:
-            raise EvaldError(f"{what} (no resourceLogs)")
+            raise NotOtlpDocumentError(f"{what} (no resourceLogs)")
         if binary:
             _no_unknown_envelopes(log_request, "resource_logs", "scope_logs", what)
         converted_logs = convert_logs(log_request)
@@ -54,7 +59,7 @@ def read_signal_file(path: Path) -> SignalBatch:
         return SignalBatch(logs=converted_logs.records, source=SOURCE)
     trace_request = _parse(ExportTraceServiceRequest(), data, what) if binary else _json(parse_traces_json, data, what)
     if not trace_request.resource_spans:
-        raise EvaldError(f"{what} (no resourceSpans)")
+        raise NotOtlpDocumentError(f"{what} (no resourceSpans)")
     if binary:
         _no_unknown_envelopes(trace_request, "resource_spans", "scope_spans", what)
     converted_spans = convert_traces(trace_request)
