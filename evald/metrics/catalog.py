@@ -20,7 +20,7 @@ from pydantic_core import PydanticUndefined
 from evald.metrics.base import BaseMetric
 from evald.metrics.registry import BUILTIN_METRICS, all_metric_classes, get_metric_class
 
-_COLUMNS = ("kind", "family", "dimension", "default_threshold", "version", "requires", "summary")
+_COLUMNS = ("kind", "family", "dimension", "default_threshold", "version", "requires", "needs", "summary")
 _HEADERS = {"default_threshold": "threshold"}
 
 
@@ -61,7 +61,10 @@ def render_markdown(classes: Sequence[type[BaseMetric]] | None = None) -> str:
         "",
         "Every metric returns a value in [0, 1] and passes when the value is at least its threshold (the",
         "default below unless `threshold:` is set). A metric that does not apply to a case returns no score:",
-        "the case is counted as skipped, never as a 0. Options go in the metric's `options:` block.",
+        "the case is counted as skipped, never as a 0. Options go in the metric's `options:` block. Before a metric",
+        "runs, the fields it **needs** are checked: a case without one (content the instrumentation did not record",
+        "or masked, no golden for `expected`) skips it with reason `missing_<field>` (see",
+        "[capturing-content.md](capturing-content.md)).",
         "",
         "Any metric class of the optional harness-evals package also runs, as `kind: \"harness:<Class>\"` (e.g.",
         "`harness:ExactMatchMetric`); those kinds are not listed here: see [harness-evals.md](harness-evals.md).",
@@ -90,6 +93,8 @@ def _section(cls: type[BaseMetric]) -> list[str]:
         f"- **default threshold**: {cls.default_threshold:g}",
         f"- **version**: {cls.version}",
         f"- **reads**: {', '.join(f'`{r}`' for r in cls.requires) or '-'}",
+        f"- **needs** (skipped as `missing_<field>` without): "
+        f"{', '.join(' or '.join(f'`{n}`' for n in spec.split('|')) for spec in cls.needs) or '-'}",
         "",
         *"\n".join(body).strip().splitlines(),
         "",

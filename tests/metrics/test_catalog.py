@@ -35,7 +35,7 @@ def test_render_table_is_aligned() -> None:
     rows = list_rows()
     lines = render_table(rows).splitlines()
     assert len(lines) == len(rows) + 2
-    assert lines[0].split() == ["kind", "family", "dimension", "threshold", "version", "requires", "summary"]
+    assert lines[0].split() == ["kind", "family", "dimension", "threshold", "version", "requires", "needs", "summary"]
     starts = [line.index(rows[i]["family"], len(rows[i]["kind"])) for i, line in enumerate(lines[2:])]
     assert len(set(starts)) == 1, "the family column must line up"
 
