@@ -1,16 +1,16 @@
 """The shared sending helper every network exporter sits behind: bounded queue -> retry -> per-attempt timeout.
 
-An exporter turns scores into items (e.g. one serialised JSON score each), hands them to :meth:`SendingQueue.submit`
-(which never blocks) and supplies ``send(batch)``: a coroutine that sends one batch and raises
-:class:`~evald.exporters.sending_policy.RetryableError` (optionally with the server's ``retry_after``),
-:class:`~evald.errors.PermanentError` or :class:`~evald.exporters.sending_policy.PartiallyRejected`. Config blocks
-(``sending_queue``, ``retry_on_failure``) and the backoff live in :mod:`evald.exporters.sending_policy`.
+An exporter turns scores into items (e.g. one serialised JSON score each), hands them to :meth:`SendingQueue.put`
+(which never waits on the network; it may wait for room) and supplies ``send(batch)``: a coroutine that sends one
+batch and raises :class:`~evald.exporters.sending_policy.RetryableError` (optionally with the server's
+``retry_after``), :class:`~evald.errors.PermanentError` or :class:`~evald.exporters.sending_policy.PartiallyRejected`.
+Config blocks (``sending_queue``, ``retry_on_failure``) and the backoff live in :mod:`evald.exporters.sending_policy`.
 
 Behaviour:
   * ``put(items, ack)`` accepts items; when the queue is full it waits for room (``block_on_overflow``, the
     default: the caller, the pipeline's worker, stops and backpressure reaches the receivers) or drops the rest as
-    ``queue_full``. ``submit`` is the non-waiting form (in-memory queue only). An item over ``max_item_bytes`` or
-    too big for a batch alone is dropped as ``permanent_error``.
+    ``queue_full`` (evald/exporters/sending_intake.py). An item over ``max_item_bytes`` or too big for a batch
+    alone is dropped as ``permanent_error``.
   * Acknowledgement: in memory, each item holds ``ack`` (the source's Delivery, evald/exporters/acks.py) until it
     is sent or dropped and counted, so a Kafka offset is committed only after delivery. With ``storage`` (the
     persistent queue, evald/exporters/persistent_queue.py) ``put`` returns once the items are fsync'ed to disk:
@@ -44,6 +44,7 @@ from typing import Generic, TypeVar
 
 from evald.errors import PermanentError
 from evald.exporters.sending_buffer import Ack, Buffer, Entry, MemoryBuffer, release
+from evald.exporters.sending_intake import Intake
 from evald.exporters.sending_metrics import DROP_REASONS, ExporterInstruments, exporter_instruments
 from evald.exporters.sending_policy import (
     PartiallyRejected,
@@ -90,7 +91,6 @@ class SendingQueue(Generic[T]):
         self.exporter_id = exporter_id
         self._send = send
         self._queue_cfg = queue
-        self._max_stored = None if queue.storage is None else int(queue.storage.max_megabytes * 1024 * 1024)
         self._retry = retry
         self._timeout = timeout
         self._batch_size = max(1, batch_size)
@@ -111,8 +111,6 @@ class SendingQueue(Generic[T]):
 
             self._buffer = SqliteBuffer(queue.storage, exporter_id, codec, self._size_of)
         self._inflight: dict[int, list[Entry[T]]] = {}
-        self._room = asyncio.Event()
-        self._put_lock = asyncio.Lock()  # producers waiting for room enter in order
         self._not_empty = asyncio.Event()
         self._stopping = asyncio.Event()
         self._blocked_until = 0.0
@@ -127,6 +125,8 @@ class SendingQueue(Generic[T]):
         self._size_gauge = m.queue_size.labels(exporter_id)
         m.queue_capacity.labels(exporter_id).set(queue.queue_size)
         self._size_gauge.set(0)
+        self._intake = Intake(self._buffer, queue, size_of=size_of, max_item=self._max_item, drop=self._drop,
+                              added=self._added)
 
     # ---- producer side -------------------------------------------------------------------------------------
 
@@ -135,76 +135,14 @@ class SendingQueue(Generic[T]):
         """True when a full queue makes :meth:`put` wait (the pipeline must not time the wait out)."""
         return self._queue_cfg.block_on_overflow
 
-    def _entries(self, items: Sequence[T], ack: Ack | None) -> list[Entry[T]]:
-        entries, too_big = [], 0
-        for item in items:
-            size = self._size_of(item)
-            if self._max_item is not None and size > self._max_item:
-                too_big += 1
-            else:
-                entries.append(Entry(item, size, ack))
-        if too_big:
-            self._drop("permanent_error", too_big, f"item larger than {self._max_item} bytes")
-        return entries
-
-    def _fitting(self, entries: Sequence[Entry[T]]) -> int:
-        """How many of ``entries`` (from the front) fit in the queue now."""
-        n = min(len(entries), max(0, self._queue_cfg.queue_size - self._buffer.count))
-        if self._max_stored is not None:
-            room, fit = self._max_stored - self._buffer.nbytes, 0
-            while fit < n and entries[fit].size <= room:
-                room -= entries[fit].size
-                fit += 1
-            n = fit
-        return n
-
     def submit(self, items: Sequence[T], ack: Ack | None = None) -> int:
-        """Queue ``items`` without waiting (in-memory queue only); returns how many were accepted, the rest are
-        dropped and counted (``queue_full``)."""
-        if not items:
-            return 0
-        if self._closing:
-            self._drop("shutdown", len(items), "exporter is shutting down")
-            return 0
-        if not isinstance(self._buffer, MemoryBuffer):
-            raise TypeError("submit() is for the in-memory queue; use put()")
-        entries = self._entries(items, ack)
-        accepted = self._fitting(entries)
-        self._buffer.add_nowait(entries[:accepted])
-        if len(entries) > accepted:
-            self._drop("queue_full", len(entries) - accepted, f"sending queue full ({self._queue_cfg.queue_size})")
-        self._added(accepted)
-        return accepted
+        """Queue ``items`` without waiting (in-memory queue only); the rest are dropped as ``queue_full``."""
+        return self._intake.submit(items, ack)
 
     async def put(self, items: Sequence[T], ack: Ack | None = None) -> int:
         """Queue ``items``, waiting for room while the queue is full if ``block_on_overflow`` (else the rest are
-        dropped as ``queue_full``). Returns how many were accepted; what was not is counted (``shutdown`` when the
-        exporter stops or the caller is cancelled while waiting)."""
-        entries = self._entries(items, ack) if items else []
-        done, reason = 0, "queue_full"
-        try:
-            async with self._put_lock:
-                while done < len(entries) and not self._closing:
-                    n = self._fitting(entries[done:])
-                    if n == 0:
-                        if not self._queue_cfg.block_on_overflow:
-                            break
-                        self._room.clear()
-                        await self._room.wait()
-                        continue
-                    await self._buffer.add(entries[done:done + n])
-                    done += n
-                    self._added(n)
-        except asyncio.CancelledError:
-            reason = "shutdown"
-            raise
-        finally:
-            if self._closing:
-                reason = "shutdown"
-            if done < len(entries):
-                self._drop(reason, len(entries) - done, "exporter is shutting down" if reason == "shutdown"
-                           else f"sending queue full ({self._queue_cfg.queue_size})")
-        return done
+        dropped as ``queue_full``); returns how many were accepted (evald/exporters/sending_intake.py)."""
+        return await self._intake.put(items, ack)
 
     def _added(self, n: int) -> None:
         if n:
@@ -245,10 +183,10 @@ class SendingQueue(Generic[T]):
         if self._closing:
             return
         self._closing = True
+        self._intake.close()  # producers waiting for room see the exporter closing
         self._deadline = self._clock() + max(0.0, timeout)
         self._stopping.set()
         self._not_empty.set()
-        self._room.set()  # producers waiting for room see the exporter closing
         if self._tasks:
             _, still_running = await asyncio.wait(self._tasks, timeout=max(0.0, timeout))
             for task in still_running:
@@ -281,7 +219,7 @@ class SendingQueue(Generic[T]):
             await self._wait_gate()
             batch = await self._buffer.take(self._batch_size, self._max_bytes)
             self._size_gauge.set(self._buffer.count)
-            self._room.set()
+            self._intake.room_made()
             if not batch:  # another consumer emptied the queue meanwhile
                 if self._limiter is not None:
                     self._limiter.refund()
@@ -364,7 +302,7 @@ class SendingQueue(Generic[T]):
     async def _finish(self, index: int, sent: int = 0, dropped: tuple[str, int] | None = None, why: str = "") -> None:
         entries = self._inflight.pop(index, [])
         await self._buffer.finish(entries)  # memory: releases the acks; persistent: deletes the rows
-        self._room.set()
+        self._intake.room_made()
         if sent:
             self._sent.inc(sent)
         if dropped is not None and dropped[1]:

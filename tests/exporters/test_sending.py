@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from evald.errors import PermanentError
-from evald.exporters.sending import SendingQueue
+from evald.exporters.sending import DROP_REASONS, SendingQueue
 from evald.exporters.sending_policy import (
     HINT_JITTER,
     PartiallyRejected,
@@ -307,6 +307,102 @@ async def test_shutdown_without_start_counts_what_was_queued() -> None:
     q.submit(items(4))
     await q.shutdown(1)
     assert dropped(tm, "shutdown") == 4
+
+
+class Ack:
+    """Counts holds and releases, as the pipeline's Delivery would."""
+
+    def __init__(self) -> None:
+        self.held = self.released = 0
+
+    def hold(self) -> None:
+        self.held += 1
+
+    def release(self) -> None:
+        self.released += 1
+
+    @property
+    def open(self) -> int:
+        return self.held - self.released
+
+
+async def test_put_waits_for_room_in_arrival_order_and_drops_nothing() -> None:
+    tm, gate = Telemetry(), asyncio.Event()
+
+    async def held(call: int, batch: list[bytes]) -> None:
+        await gate.wait()
+
+    send = Recorder(held)
+    q = make(send, tm, queue_size=4, batch_size=2)
+    await q.start()
+    assert q.blocks
+    assert await q.put(items(6, "a")) == 6  # 2 in flight, 4 waiting
+    first = asyncio.create_task(q.put(items(3, "b")))
+    await asyncio.sleep(0.05)
+    second = asyncio.create_task(q.put(items(2, "c")))
+    await asyncio.sleep(0.1)
+    assert not first.done() and not second.done() and q.pending == 6
+    gate.set()
+    assert await asyncio.wait_for(first, 5) == 3 and await asyncio.wait_for(second, 5) == 2
+    assert await q.drain(5)
+    await q.shutdown(1)
+    assert send.delivered == items(6, "a") + items(3, "b") + items(2, "c")  # one consumer: arrival order
+    assert sum(dropped(tm, r) for r in DROP_REASONS) == 0
+
+
+async def test_put_without_block_on_overflow_drops_the_rest() -> None:
+    tm = Telemetry()
+    q = SendingQueue(ID, Recorder(), tm, queue=SendingQueueConfig(queue_size=3, block_on_overflow=False),
+                     retry=RetryOnFailureConfig(initial_interval=0.01, max_interval=0.05), timeout=1)
+    assert not q.blocks
+    assert await q.put(items(5)) == 3
+    assert dropped(tm, "queue_full") == 2
+    await q.shutdown(0)
+
+
+async def test_a_cancelled_or_closed_wait_counts_its_items_as_shutdown() -> None:
+    tm = Telemetry()
+
+    async def never(call: int, batch: list[bytes]) -> None:
+        await asyncio.Event().wait()
+
+    q = make(Recorder(never), tm, queue_size=2, batch_size=1, consumers=1, timeout=30)
+    await q.start()
+    await q.put(items(3))  # 1 in flight, 2 waiting: full
+    cancelled = asyncio.create_task(q.put(items(4, "x")))
+    await asyncio.sleep(0.05)
+    cancelled.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await cancelled
+    assert dropped(tm, "shutdown") == 4
+    waiting = asyncio.create_task(q.put(items(5, "y")))
+    await asyncio.sleep(0.05)
+    await q.shutdown(0.1)
+    assert await asyncio.wait_for(waiting, 1) == 0
+    assert dropped(tm, "shutdown") == 4 + 5 + 3  # the waiting producer's 5, then the queue's 3 at the deadline
+
+
+async def test_the_ack_is_held_per_item_until_sent_or_dropped() -> None:
+    tm = Telemetry()
+
+    async def behaviour(call: int, batch: list[bytes]) -> None:
+        if batch[0].startswith(b"bad"):
+            raise PermanentError("refused")
+        if batch[0].startswith(b"slow"):
+            await asyncio.Event().wait()
+
+    q = make(Recorder(behaviour), tm, batch_size=1, consumers=1, timeout=30)
+    sent, bad, slow = Ack(), Ack(), Ack()
+    await q.put(items(3, "ok"), sent)
+    await q.put(items(2, "bad"), bad)
+    await q.put(items(4, "slow"), slow)
+    assert (sent.open, bad.open, slow.open) == (3, 2, 4)  # queued: nothing released yet
+    await q.start()
+    await asyncio.sleep(0.2)
+    assert (sent.open, bad.open, slow.open) == (0, 0, 4)  # delivered, dropped (counted), still in flight
+    assert dropped(tm, "permanent_error") == 2
+    await q.shutdown(0.1)
+    assert slow.open == 0 and dropped(tm, "shutdown") == 4  # given up at the deadline: counted, then released
 
 
 def test_retry_after_seconds_and_http_dates() -> None:
