@@ -16,7 +16,7 @@ from typing import Any
 from evald.judges.cache import VerdictCache, cache_key
 from evald.judges.config import JudgeConfig
 from evald.judges.limiter import JudgeLimiter, JudgeSkipped
-from evald.judges.prompting import Verdict, VerdictField, build_prompt, parse_verdict, verdict_schema
+from evald.judges.prompting import JudgePrompt, Verdict, VerdictField, build_prompt, parse_verdict, verdict_schema
 from evald.judges.providers import JudgeProvider, make_provider
 from evald.judges.redaction import Redactor
 from evald.judges.telemetry import JudgeTelemetry
@@ -32,6 +32,16 @@ def _template(task: str, fields: tuple[VerdictField, ...]) -> str:
 def _schema(fields: tuple[VerdictField, ...]) -> dict[str, Any]:
     """The verdict's JSON schema, built once per metric (shared, never modified)."""
     return verdict_schema(fields)
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_text(fields: tuple[VerdictField, ...]) -> str:
+    return json.dumps(_schema(fields))
+
+
+def sent_text(prompt: JudgePrompt, fields: Sequence[VerdictField]) -> str:
+    """All the text one request sends (prompt and verdict schema): what the limiter's worst case is counted on."""
+    return f"{prompt.text}\n{_schema_text(tuple(fields))}"
 
 
 class Judge:
@@ -78,9 +88,10 @@ class Judge:
         prompt = build_prompt(task, data, fields)
         schema = _schema(tuple(fields))
         return await self.limiter.call(
-            prompt.text, lambda: self.provider.complete(prompt.system, prompt.user, schema),
+            sent_text(prompt, fields), lambda: self.provider.complete(prompt.system, prompt.user, schema),
             lambda text: parse_verdict(text, fields),
         )
 
     async def aclose(self) -> None:
+        await self.limiter.aclose()
         await self.provider.aclose()

@@ -49,6 +49,8 @@ T = TypeVar("T")
 _TOKENS_PER_UNIT = 1_000_000
 #: tokens added to the byte count of a prompt for message framing in the worst-case estimate
 _FRAMING_TOKENS = 32
+#: input tokens Anthropic adds for its tool-use system prompt (a few hundred per its docs), with a margin
+ANTHROPIC_TOOL_PROMPT_TOKENS = 512
 
 
 class JudgeError(MetricUnavailable):
@@ -119,6 +121,7 @@ class JudgeLimiter:
         self.budget = build_budget(config, wall_clock)
         self._price = config.resolved_price()
         self.deadline = config.call_deadline()
+        self._allowance = ANTHROPIC_TOOL_PROMPT_TOKENS if config.provider == "anthropic" else 0
         #: calls in flight (including those their caller abandoned), strongly held until they settle
         self.running: set[asyncio.Task[Completion]] = set()
         for window in self.budget.windows if self.budget else ():
@@ -131,13 +134,19 @@ class JudgeLimiter:
             return 0.0
         return (input_tokens * self._price.input + output_tokens * self._price.output) / _TOKENS_PER_UNIT
 
+    def worst_case(self, prompt: str) -> Charge:
+        """The most one attempt sending ``prompt`` (the whole text sent, schema included) can bill."""
+        return Charge(worst_case_tokens(prompt) + self._allowance, self.config.max_output_tokens)
+
     def worst_case_cost(self, prompt: str) -> float:
-        return self.cost_usd(worst_case_tokens(prompt), self.config.max_output_tokens)
+        worst = self.worst_case(prompt)
+        return self.cost_usd(worst.input_tokens, worst.output_tokens)
 
     async def call(self, prompt: str, send: Callable[[], Awaitable[Completion]], parse: Callable[[str], T]) -> T:
-        """Run ``send`` (one provider request for ``prompt``, the whole text sent) under every limit, then
+        """Run ``send`` (one provider request for ``prompt``, the whole text sent, the verdict schema included)
+        under every limit, then
         ``parse`` its text; a ``ValueError`` from ``parse`` is a counted ``malformed`` outcome (not retried)."""
-        worst = Charge(worst_case_tokens(prompt), self.config.max_output_tokens)
+        worst = self.worst_case(prompt)
         try:
             reservation = self._reserve(worst)
         except BudgetExhausted as refused:

@@ -1,7 +1,8 @@
 """What one judge attempt is charged to the budget, from the usage the provider reported.
 
-The budget reserves a call's worst case before it is sent (``worst_case_tokens(prompt)`` input tokens plus
-``max_output_tokens`` output tokens) and settles the attempt with its charge (``Charge``) after it:
+The budget reserves an attempt's worst case before it is sent (``JudgeLimiter.worst_case``: one input token per
+byte of the text sent plus framing, plus Anthropic's tool-use prompt, and ``max_output_tokens`` output tokens)
+and settles the attempt with its charge (``Charge``) after it:
 
 - a readable usage (two finite numbers >= 0, each at most ``ABSURD_FACTOR`` x its worst case) is charged as
   reported (a fraction is rounded up). Above the worst case but under the ceiling it is still charged as

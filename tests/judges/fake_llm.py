@@ -5,8 +5,8 @@ status (with ``Retry-After``), a hang, a delay, a body that is not JSON, or any 
 every request body; ``peers`` the client address of every connection a request came on (connection reuse).
 
 Billing, as a provider bills: every answer with status 200 (readable or not) bills ``input_tokens`` +
-``output_tokens`` (``bill_worst``: the request's prompt bytes and its ``max_tokens``, the most a byte-level
-tokenizer can bill) into ``billed_tokens`` when its ``delay`` has passed, whether or not the client is still
+``output_tokens`` (``bill_worst``: the request's prompt and schema bytes and its ``max_tokens``, the most a
+byte-level tokenizer can bill) into ``billed_tokens`` when its ``delay`` has passed, whether or not the client is still
 there to read it; a hang or an error status bills nothing. What the answer *reports* is ``usage``: by default the
 billed counts, else a pair of raw JSON values (``OMIT`` leaves a count out, a float NaN is sent as ``NaN``) or
 ``None`` for no usage object at all.
@@ -34,6 +34,8 @@ from evald.judges.telemetry import JudgeTelemetry
 from tests.metrics.local_http import LocalServer, serve
 
 OMIT = object()
+#: tokens a forced Anthropic tool adds to the input (its tool-use system prompt: about what Anthropic documents)
+ANTHROPIC_TOOL_PROMPT = 346
 BILLED = "billed"
 
 
@@ -139,11 +141,17 @@ class FakeLLM:
 
 
 def _billed(body: dict[str, Any], reply: Reply) -> tuple[int, int]:
-    """What one answer bills: the reply's counts, or (``bill_worst``) every prompt byte and ``max_tokens``."""
+    """What one answer bills: the reply's counts, or (``bill_worst``) a token per byte of the prompt and of the
+    verdict schema (plus a tool-use system prompt for a forced Anthropic tool) and ``max_tokens``."""
     if not reply.bill_worst:
         return reply.input_tokens, reply.output_tokens
     texts = [text for text in [body.get("system"), *(m["content"] for m in body["messages"])] if text]
-    return len("\n".join(texts).encode("utf-8")), int(body["max_tokens"])
+    schemas = [t["input_schema"] for t in body.get("tools") or ()]
+    if (response_format := body.get("response_format") or {}).get("type") == "json_schema":
+        schemas.append(response_format["json_schema"]["schema"])
+    texts += [json.dumps(schema) for schema in schemas]
+    tool_prompt = ANTHROPIC_TOOL_PROMPT if body.get("tools") else 0
+    return len("\n".join(texts).encode("utf-8")) + tool_prompt, int(body["max_tokens"])
 
 
 def _usage(reported: Any, input_key: str, output_key: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import time
 import pytest
 from prometheus_client import CollectorRegistry
 
-from evald.judges.judge import Judge
+from evald.judges.judge import Judge, sent_text
 from evald.judges.limiter import JudgeError, JudgeSkipped
 from evald.judges.prompting import VerdictField, build_prompt
 from evald.judges.telemetry import JudgeTelemetry
@@ -125,7 +125,7 @@ async def test_client_errors_are_not_retried_and_the_key_never_appears(telemetry
 
 def _reservation(judge: Judge) -> float:
     """The worst-case cost the limiter reserves for one call of ``ask`` (the prompt's length is fixed)."""
-    return judge.limiter.worst_case_cost(build_prompt("Judge the output.", DATA, SCORE).text)
+    return judge.limiter.worst_case_cost(sent_text(build_prompt("Judge the output.", DATA, SCORE), SCORE))
 
 
 async def test_the_daily_budget_holds_exactly_and_the_refused_call_is_not_sent(telemetry: JudgeTelemetry) -> None:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
-from evald.judges.judge import Judge
-from evald.judges.limiter import JudgeError, JudgeLimiter, JudgeSkipped, worst_case_tokens
+from evald.judges.judge import Judge, sent_text
+from evald.judges.limiter import JudgeError, JudgeLimiter, JudgeSkipped
 from evald.judges.prompting import VerdictField, build_prompt
 from evald.judges.telemetry import JudgeTelemetry
 from tests.judges.fake_llm import FakeLLM, Reply, fake_llm, judge_config
@@ -40,8 +40,8 @@ def worst_case(llm: FakeLLM) -> tuple[float, int]:
     """What one call of ``ask`` reserves: (USD, tokens); the prompt's length is fixed (fixed-size nonce)."""
     config = judge_config(llm, price=PRICE, max_output_tokens=16)
     limiter = JudgeLimiter("probe", config, JudgeTelemetry(CollectorRegistry()))
-    prompt = build_prompt(TASK, DATA, SCORE).text
-    return limiter.worst_case_cost(prompt), worst_case_tokens(prompt) + config.max_output_tokens
+    prompt = sent_text(build_prompt(TASK, DATA, SCORE), SCORE)
+    return limiter.worst_case_cost(prompt), limiter.worst_case(prompt).tokens
 
 
 async def ask(judge: Judge) -> int:

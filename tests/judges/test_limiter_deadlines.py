@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from evald.case import EvalCase
-from evald.judges.judge import Judge
+from evald.judges.judge import Judge, sent_text
 from evald.judges.limiter import worst_case_tokens
 from evald.judges.prompting import VerdictField, build_prompt
 from evald.judges.registry import close_judges, register_judge
@@ -44,8 +44,8 @@ def case(i: int) -> EvalCase:
 def worst_tokens() -> int:
     data = METRIC.judge_data(case(0))
     assert data is not None
-    prompt = build_prompt(METRIC.task, data, (VerdictField("score", 1, 5, METRIC.score_meaning),))
-    return worst_case_tokens(prompt.text) + MAX_OUTPUT
+    fields = (VerdictField("score", 1, 5, METRIC.score_meaning),)
+    return worst_case_tokens(sent_text(build_prompt(METRIC.task, data, fields), fields)) + MAX_OUTPUT  # openai
 
 
 @dataclass

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
-from evald.judges.judge import Judge
-from evald.judges.limiter import JudgeError, JudgeSkipped, worst_case_tokens
+from evald.judges.judge import Judge, sent_text
+from evald.judges.limiter import ANTHROPIC_TOOL_PROMPT_TOKENS, JudgeError, JudgeSkipped, worst_case_tokens
 from evald.judges.prompting import VerdictField, build_prompt
 from evald.judges.telemetry import JudgeTelemetry
 from evald.judges.usage import ABSURD_FACTOR, MISSING, Charge, charge_for
@@ -23,8 +23,14 @@ SCORE = (VerdictField("score", 1, 5, "quality"),)
 DATA = [("output", "Paris is the capital of France.")]
 TASK = "Judge the output."
 MAX_OUTPUT = 64
-WORST_INPUT = worst_case_tokens(build_prompt(TASK, DATA, SCORE).text)  # the nonce has a fixed length
+#: the worst case of one call on the openai judge (the nonce has a fixed length)
+WORST_INPUT = worst_case_tokens(sent_text(build_prompt(TASK, DATA, SCORE), SCORE))
 WORST = WORST_INPUT + MAX_OUTPUT
+
+
+def worst(provider: str) -> int:
+    """One call's worst case on ``provider``'s judge: Anthropic's tool-use prompt is billed as input too."""
+    return WORST + (ANTHROPIC_TOOL_PROMPT_TOKENS if provider == "anthropic" else 0)
 
 
 @pytest.mark.parametrize(
@@ -77,9 +83,9 @@ async def test_a_valid_verdict_with_bad_usage_counts_and_is_charged_the_worst_ca
     assert verdict.values["score"] == 5
     assert sample(registry, "evald_judge_requests_total", outcome="ok") == 1
     assert sample(registry, "evald_judge_usage_invalid_total", reason=reason) == 1
-    assert charged(registry) == WORST
+    assert charged(registry) == worst(provider)
     window = judge.limiter.budget.windows[0] if judge.limiter.budget else None
-    assert window is not None and window.spent == WORST and window.reserved == 0
+    assert window is not None and window.spent == worst(provider) and window.reserved == 0
 
 
 @pytest.mark.integration
@@ -87,13 +93,13 @@ async def test_a_valid_verdict_with_bad_usage_counts_and_is_charged_the_worst_ca
 @pytest.mark.parametrize(
     ("reply", "charge", "invalid"),
     [(Reply(text="score: 5, trust me"), 110, None),  # a verdict that does not parse: its usage is charged
-     (Reply(broken_body=True), WORST, "missing"),  # a body that is not JSON: the worst case, never 0
+     (Reply(broken_body=True), None, "missing"),  # a body that is not JSON: the worst case (None), never 0
      (Reply(raw_body='{"usage": {"prompt_tokens": 70, "completion_tokens": 7, "input_tokens": 70, '
                      '"output_tokens": 7}}'), 77, None),  # usage but no content
-     (Reply(raw_body='["not", "an", "answer"]'), WORST, "missing")],
+     (Reply(raw_body='["not", "an", "answer"]'), None, "missing")],
 )
 async def test_an_unreadable_answer_is_charged_its_reported_usage_else_the_worst_case(
-    provider: str, reply: Reply, charge: int, invalid: str | None
+    provider: str, reply: Reply, charge: int | None, invalid: str | None
 ) -> None:
     registry = CollectorRegistry()
     async with fake_llm() as llm:
@@ -103,7 +109,7 @@ async def test_an_unreadable_answer_is_charged_its_reported_usage_else_the_worst
             await judge.evaluate(TASK, DATA, SCORE)
         await judge.aclose()
     assert sample(registry, "evald_judge_requests_total", outcome="malformed") == 1
-    assert charged(registry) == charge
+    assert charged(registry) == (worst(provider) if charge is None else charge)
     if invalid is not None:
         assert sample(registry, "evald_judge_usage_invalid_total", reason=invalid) == 1
 
@@ -126,7 +132,8 @@ async def test_negative_usage_cannot_open_the_budget_under_concurrency(provider:
     registry = CollectorRegistry()
     async with fake_llm() as llm:
         llm.default = Reply(usage=(-46_000_000, -20), bill_worst=True, delay=0.05)
-        judge = judge_on(llm, provider, registry, max_concurrency=20, budget={"max_tokens": {"hour": 3 * WORST}})
+        limit = 3 * worst(provider)
+        judge = judge_on(llm, provider, registry, max_concurrency=20, budget={"max_tokens": {"hour": limit}})
         results = await asyncio.gather(*(judge.evaluate(TASK, DATA, SCORE) for _ in range(20)),
                                        return_exceptions=True)
         with pytest.raises(JudgeSkipped, match="budget"):
@@ -135,6 +142,6 @@ async def test_negative_usage_cannot_open_the_budget_under_concurrency(provider:
     verdicts = [r for r in results if not isinstance(r, BaseException)]
     refused = [r for r in results if isinstance(r, JudgeSkipped) and r.reason == "budget_exhausted"]
     assert len(verdicts) == 3 and len(refused) == 17 and len(llm.received) == 3
-    assert llm.billed_tokens <= 3 * WORST == charged(registry)
+    assert llm.billed_tokens <= 3 * worst(provider) == charged(registry)
     assert sample(registry, "evald_judge_usage_invalid_total", reason="negative") == 3
     assert sample(registry, "evald_judge_budget_remaining_tokens", window="hour") == 0
