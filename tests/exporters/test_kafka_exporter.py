@@ -104,3 +104,28 @@ def test_oversize_records_are_dropped_and_counted() -> None:
     assert sample(tm, "evald_exporter_dropped_scores_total", exporter="kafka/small",
                   reason="permanent_error") == too_big
     assert sample(tm, "evald_exporter_queue_size", exporter="kafka/small") == len(sizes) - too_big  # the rest queued
+
+
+async def test_records_queued_on_disk_while_the_broker_is_down_reach_it_after_a_restart(
+        kafka_broker: str, tmp_path: Path) -> None:  # noqa: F811
+    await create_topic(kafka_broker, "evald_scores_disk", 2)
+    result = await replay(sorted(CORPUS.glob("[a-c]_*.pb")), parse_config(CONFIG, environ={}))
+    storage = {"storage": {"directory": str(tmp_path / "queue")}}
+    down = KafkaExporterConfig.model_validate({
+        "brokers": [f"127.0.0.1:{free_port()}"], "topic": "evald_scores_disk", "timeout": "1s",
+        "retry_on_failure": {"initial_interval": "100ms", "max_interval": "200ms", "max_elapsed_time": 0},
+        "sending_queue": storage})
+    tm = Telemetry()
+    first = KafkaExporter(down, tm, component_id="kafka/disk")
+    await first.start()
+    await first.export(result.scored)  # returns once the records are fsync'ed to the queue file
+    await first.shutdown(0.5)
+    assert sum(sample(tm, "evald_exporter_dropped_scores_total", exporter="kafka/disk", reason=r)
+               for r in ("shutdown", "retries_exhausted", "permanent_error")) == 0  # kept on disk, not dropped
+    up = down.model_copy(update={"brokers": [kafka_broker]})
+    second = KafkaExporter(up, Telemetry(), component_id="kafka/disk")
+    await second.start()
+    records = await consume_all(kafka_broker, "evald_scores_disk", len(result.scored))
+    await second.shutdown(5)
+    assert sorted((key, line["scope"], line["span_id"]) for key, line in records) == sorted(
+        (c.trace_id, c.case.scope, c.span_id) for c in result.scored)  # every record once, keys kept

