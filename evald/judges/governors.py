@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from evald.judges.config import JudgeConfig
 from evald.judges.telemetry import CIRCUIT_CLOSED, CIRCUIT_HALF_OPEN, CIRCUIT_OPEN
 
 Clock = Callable[[], float]
@@ -158,3 +159,15 @@ class Budget:
                 window.settle(period, reservation.usd, usd)
             else:
                 window.settle(period, reservation.tokens, tokens)
+
+
+def build_budget(config: JudgeConfig, wall_clock: Clock) -> Budget | None:
+    """The judge's budget windows (None when it has no limit at all)."""
+    limits = config.budget
+    windows = [
+        WindowBudget(unit, window, limit, wall_clock)
+        for unit, spec in (("usd", limits.max_cost_usd), ("tokens", limits.max_tokens))
+        for window, limit in (("hour", spec.hour), ("day", spec.day))
+        if limit is not None
+    ]
+    return Budget(windows) if windows else None

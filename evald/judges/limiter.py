@@ -38,19 +38,15 @@ from typing import NoReturn, TypeVar
 
 from evald.exporters.sending_policy import TokenBucket
 from evald.judges.config import JudgeConfig
-from evald.judges.governors import Budget, BudgetExhausted, CircuitBreaker, Clock, Reservation, WindowBudget
+from evald.judges.governors import BudgetExhausted, CircuitBreaker, Clock, Reservation, build_budget
 from evald.judges.providers import Completion, ProviderError
 from evald.judges.telemetry import CIRCUIT_HALF_OPEN, JudgeTelemetry
-from evald.judges.usage import Charge, charge_for
+from evald.judges.usage import ANTHROPIC_TOOL_PROMPT_TOKENS, Charge, charge_for, worst_case_tokens
 from evald.metrics.remote import MetricSkipped, MetricUnavailable, short_detail
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 _TOKENS_PER_UNIT = 1_000_000
-#: tokens added to the byte count of a prompt for message framing in the worst-case estimate
-_FRAMING_TOKENS = 32
-#: input tokens Anthropic adds for its tool-use system prompt (a few hundred per its docs), with a margin
-ANTHROPIC_TOOL_PROMPT_TOKENS = 512
 
 
 class JudgeError(MetricUnavailable):
@@ -67,23 +63,6 @@ class JudgeSkipped(MetricSkipped):
     def __init__(self, judge: str, outcome: str, detail: str) -> None:
         super().__init__(outcome, f"judge {judge!r}: {detail}")
         self.outcome = outcome
-
-
-def build_budget(config: JudgeConfig, wall_clock: Clock) -> Budget | None:
-    """The judge's budget windows (None when it has no limit at all)."""
-    limits = config.budget
-    windows = [
-        WindowBudget(unit, window, limit, wall_clock)
-        for unit, spec in (("usd", limits.max_cost_usd), ("tokens", limits.max_tokens))
-        for window, limit in (("hour", spec.hour), ("day", spec.day))
-        if limit is not None
-    ]
-    return Budget(windows) if windows else None
-
-
-def worst_case_tokens(prompt: str) -> int:
-    """An upper bound of a prompt's input tokens: byte-level BPE tokens are at least one UTF-8 byte each."""
-    return len(prompt.encode("utf-8")) + _FRAMING_TOKENS
 
 
 @dataclass(slots=True)
@@ -232,10 +211,12 @@ class JudgeLimiter:
                     run.reservation = self._reserve(run.worst)
                 except BudgetExhausted as refused:
                     self._refuse("budget_exhausted", f"no budget left for a retry: {refused}")
+            if (left := run.deadline - loop.time()) <= 0:
+                raise self._late(run)
             started = time.perf_counter()
             run.sending = True
             try:
-                async with asyncio.timeout(min(cfg.timeout, run.deadline - loop.time())):
+                async with asyncio.timeout(min(cfg.timeout, left)):
                     completion = await send()
             except TimeoutError:
                 error = ProviderError("timeout", f"no answer within {cfg.timeout:g}s", maybe_billed=True)

@@ -22,6 +22,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+#: tokens added to the byte count of a prompt for message framing in the worst-case estimate
+_FRAMING_TOKENS = 32
+#: input tokens Anthropic adds for its tool-use system prompt (a few hundred per its docs), with a margin
+ANTHROPIC_TOOL_PROMPT_TOKENS = 512
 #: usage above this multiple of the worst case (per direction) is ``absurd``: counted and charged the worst case
 ABSURD_FACTOR = 10
 #: the reasons of ``evald_judge_usage_invalid_total``
@@ -40,6 +44,11 @@ class Charge:
     @property
     def tokens(self) -> int:
         return self.input_tokens + self.output_tokens
+
+
+def worst_case_tokens(prompt: str) -> int:
+    """An upper bound of a prompt's input tokens: byte-level BPE tokens are at least one UTF-8 byte each."""
+    return len(prompt.encode("utf-8")) + _FRAMING_TOKENS
 
 
 def _problem(value: object, worst: int) -> str | None:

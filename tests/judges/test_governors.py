@@ -11,9 +11,10 @@ from prometheus_client import CollectorRegistry
 from evald.exporters.sending_policy import TokenBucket
 from evald.judges.config import JudgeConfig
 from evald.judges.governors import Budget, BudgetExhausted, CircuitBreaker, WindowBudget
-from evald.judges.limiter import JudgeLimiter, worst_case_tokens
+from evald.judges.limiter import JudgeLimiter
 from evald.judges.providers import Completion
 from evald.judges.telemetry import CIRCUIT_CLOSED, CIRCUIT_HALF_OPEN, CIRCUIT_OPEN, JudgeTelemetry
+from evald.judges.usage import worst_case_tokens
 
 
 class Clock:

@@ -20,10 +20,10 @@ import pytest
 
 from evald.case import EvalCase
 from evald.judges.judge import Judge, sent_text
-from evald.judges.limiter import worst_case_tokens
 from evald.judges.prompting import VerdictField, build_prompt
 from evald.judges.registry import close_judges, register_judge
 from evald.judges.telemetry import CIRCUIT_OPEN, judge_telemetry
+from evald.judges.usage import worst_case_tokens
 from evald.metrics.rag.answer_relevancy import AnswerRelevancyMetric
 from evald.model import ScoredCase
 from evald.pipeline.bindings import MetricBinding, MetricFilter

@@ -13,10 +13,17 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from evald.judges.judge import Judge, sent_text
-from evald.judges.limiter import ANTHROPIC_TOOL_PROMPT_TOKENS, JudgeError, JudgeSkipped, worst_case_tokens
+from evald.judges.limiter import JudgeError, JudgeSkipped
 from evald.judges.prompting import VerdictField, build_prompt
 from evald.judges.telemetry import JudgeTelemetry
-from evald.judges.usage import ABSURD_FACTOR, MISSING, Charge, charge_for
+from evald.judges.usage import (
+    ABSURD_FACTOR,
+    ANTHROPIC_TOOL_PROMPT_TOKENS,
+    MISSING,
+    Charge,
+    charge_for,
+    worst_case_tokens,
+)
 from tests.judges.fake_llm import OMIT, FakeLLM, Reply, fake_llm, judge_config, make_judge
 
 SCORE = (VerdictField("score", 1, 5, "quality"),)
