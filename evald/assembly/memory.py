@@ -133,8 +133,11 @@ class MemoryLimiter:
 
     def fits(self, incoming: int) -> bool:
         """Whether ``incoming`` more bytes stay under the soft limit, evicting retained traces first if needed."""
+        if self.held + incoming <= self.soft_limit:
+            return True
         while self.held + incoming > self.soft_limit and len(self.retained):
             self.retained.evict_oldest("memory_limit")
+        self.retained.flush_counts()
         return self.held + incoming <= self.soft_limit
 
     def admit(self, sizes: dict[str, int], new_ids: set[str], room: int, num_traces: int,

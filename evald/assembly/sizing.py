@@ -66,10 +66,15 @@ def value_bytes(value: Any) -> int:
 
 
 def attributes_bytes(attributes: Mapping[str, Any]) -> int:
-    total = 0
-    for key, value in attributes.items():
+    total = ATTR_OVERHEAD * len(attributes) + sum(map(len, attributes))  # the keys, at C speed
+    for value in attributes.values():
         kind = type(value)
-        total += ATTR_OVERHEAD + len(key) + (len(value) if kind is str or kind is bytes else value_bytes(value))
+        if kind is str:
+            total += len(value)
+        elif kind is int or kind is float or kind is bool:
+            total += SCALAR_BYTES
+        else:
+            total += value_bytes(value)
     return total
 
 
@@ -89,10 +94,16 @@ def log_bytes(record: LogRecord) -> int:
 def batch_sizes(batch: SignalBatch) -> tuple[dict[str, int], list[int], list[int]]:
     """Estimated bytes per trace id (in arrival order), per span and per log record of ``batch``."""
     sizes: dict[str, int] = {}
-    span_sizes = [span_bytes(span) for span in batch.spans]
-    for span, nbytes in zip(batch.spans, span_sizes, strict=True):
-        sizes[span.trace_id] = sizes.get(span.trace_id, 0) + nbytes
-    log_sizes = [log_bytes(rec) for rec in batch.logs]
-    for rec, nbytes in zip(batch.logs, log_sizes, strict=True):
-        sizes[rec.trace_id] = sizes.get(rec.trace_id, 0) + nbytes
+    get = sizes.get
+    span_sizes: list[int] = []
+    add = span_sizes.append
+    for span in batch.spans:
+        nbytes = span_bytes(span)
+        add(nbytes)
+        sizes[span.trace_id] = get(span.trace_id, 0) + nbytes
+    log_sizes: list[int] = []
+    for rec in batch.logs:
+        nbytes = log_bytes(rec)
+        log_sizes.append(nbytes)
+        sizes[rec.trace_id] = get(rec.trace_id, 0) + nbytes
     return sizes, span_sizes, log_sizes

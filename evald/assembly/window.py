@@ -250,6 +250,7 @@ class TraceWindow:
                 released[trigger] += 1
                 await sink(trace, completion)
         finally:
+            self._retained.flush_counts()
             for trigger, n in released.items():
                 if n:
                     self._released_counters.get(trigger).inc(n)
@@ -266,6 +267,7 @@ class TraceWindow:
                     await sink(trace, completion)
         finally:
             self._heap.clear()
+            self._retained.flush_counts()
             if count:
                 self._released_counters.get("flush").inc(count)
         return count
