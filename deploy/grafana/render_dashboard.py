@@ -49,7 +49,7 @@ def dashboard() -> dict[str, Any]:
         panel(4, "Evaluations per second by outcome", [
             (rate % (SEL, f'"{outcome}"'), f"{{{{metric}}}} {outcome}") for outcome in ("pass", "fail", "skipped",
                                                                                     "error")], 12, 8, unit="ops"),
-        panel(5, "Not evaluable (GenAI traces without usable input/output)", [(
+        panel(5, "Not evaluable (GenAI traces with no inference call)", [(
             "sum by (reason, convention) (rate(evald_cases_not_evaluable_total[$__rate_interval]))",
             "{{convention}}: {{reason}}")], 0, 16, unit="ops"),
         panel(6, "Judge spend (USD per hour, and over the last 24h)", [
@@ -92,6 +92,19 @@ def dashboard() -> dict[str, Any]:
         panel(16, "Kafka consumer lag per partition (mode kafka-scorer)", [
             ("sum by (topic, partition) (evald_kafka_consumer_lag)", "{{topic}}/{{partition}}")], 12, 56,
             description="Records between the group's committed offset and the end of each partition."),
+        panel(17, "Content capture: share of cases without message content", [(
+            'sum by (service_name, instrumentation) (increase(evald_content_capture_cases_total{'
+            'service_name=~"$service", content=~"none|masked"}[$__range])) / sum by (service_name, instrumentation) '
+            '(increase(evald_content_capture_cases_total{service_name=~"$service"}[$__range]))',
+            "{{service_name}} ({{instrumentation}})")], 0, 64, kind="bargauge", unit="percentunit",
+            description="Cases whose instrumentation did not record (none) or masked (masked) the messages: their "
+            "content metrics skip as missing_input / missing_output. evald's log names the switch that turns content "
+            "on; see docs/capturing-content.md."),
+        panel(18, "Content capture by status", [(
+            'sum by (content, instrumentation) (rate(evald_content_capture_cases_total{service_name=~"$service"}'
+            '[$__rate_interval]))', "{{instrumentation}}: {{content}}")], 12, 64, unit="ops",
+            description="full: input and output recorded; partial: one of them; masked: hidden by the emitter "
+            "(__REDACTED__, [Scrubbed ...]); none: not recorded."),
     ]
     variable = {"type": "query", "datasource": DS, "refresh": 2, "includeAll": True, "multi": True,
                 "allValue": ".*", "current": {"text": "All", "value": "$__all"}}

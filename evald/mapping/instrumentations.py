@@ -23,14 +23,13 @@ class Instrumentation:
 
 OTEL_GENAI: Final = Instrumentation(
     "otel-genai", "an OpenTelemetry GenAI instrumentation (opentelemetry-instrumentation-*-v2 / util-genai)",
-    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only (with "
-    "OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental on the versions that use the latest conventions; "
-    "`true` on the older ones, which write log events)")
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only (util-genai 1.0b0 and later: `true` is rejected; "
+    "with util-genai 0.4b0 also OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental; instrumentations before "
+    "util-genai, e.g. openai-v2 2.0b0-2.3b0, take `true` and write the content as log records)")
 OPENAI_V2: Final = Instrumentation(
     "openai-v2", "opentelemetry-instrumentation-openai-v2",
-    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only with "
-    "OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental (2.2b0 and later); "
-    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true on 2.1b0 and earlier (content in log events)")
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (openai-v2 2.0b0-2.3b0 write the content as log records; "
+    "on 2.4b0 with util-genai 1.0b0/1.1b0 use span_only)")
 OPENLLMETRY: Final = Instrumentation(
     "openllmetry", "OpenLLMetry (traceloop opentelemetry-instrumentation-*)",
     "TRACELOOP_TRACE_CONTENT=true (the default; it was set to false), or Traceloop.init(trace_content=True)")

@@ -20,11 +20,11 @@ def test_counts_by_service_instrumentation_and_status_and_warns_once_with_the_sw
         caplog: pytest.LogCaptureFixture) -> None:
     tm = Telemetry()
     diagnosis = ContentDiagnosis(tm)
-    none = case(service_name="chat", metadata={"content_capture": "none", "instrumentation": "openai-v2"})
-    full = case(service_name="chat", metadata={"content_capture": "full", "instrumentation": "openai-v2"})
+    none = case(service_name="chat", metadata={"content_capture": "none", "instrumentation": "otel-genai"})
+    full = case(service_name="chat", metadata={"content_capture": "full", "instrumentation": "otel-genai"})
     with caplog.at_level(logging.WARNING, logger="evald.pipeline.content_diagnosis"):
         diagnosis.observe_all([none, none, full, case(), none])
-    assert count(tm, "chat", "openai-v2", "none") == 3 and count(tm, "chat", "openai-v2", "full") == 1
+    assert count(tm, "chat", "otel-genai", "none") == 3 and count(tm, "chat", "otel-genai", "full") == 1
     warnings = [r.getMessage() for r in caplog.records]
     assert len(warnings) == 1  # rate-limited per service and instrumentation
     assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only" in warnings[0]
