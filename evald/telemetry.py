@@ -117,7 +117,8 @@ class Telemetry:
             "evald_metric_errors", "Metric evaluations that raised or timed out.", ["metric", "reason"], registry=r
         )
         self.metric_skips = Counter(
-            "evald_metric_skips", "Metric evaluations skipped, by reason (missing_<field>, not_applicable, budget_exhausted, ...).",
+            "evald_metric_skips",
+            "Metric evaluations skipped, by reason (missing_<field>, not_applicable, budget_exhausted, ...).",
             ["metric", "reason"], registry=r,
         )
         self.scored_cases = Counter(
