@@ -1,12 +1,16 @@
 from __future__ import annotations
 
+import httpx
 import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from evald.assembly.completion import Completion
 from evald.assembly.window import AssemblyConfig, TraceWindow
 from evald.errors import QueueFullError
 from evald.model import AssembledTrace, Delivery, SignalBatch
 from evald.receivers.ingest import Ingestor
+from evald.receivers.otlp import OTLPHttpConfig
+from evald.receivers.otlp_http import OTLPHttpReceiver
 from evald.telemetry import Telemetry
 from evald.testing import FakeClock, log, span
 from tests.receivers.support import logs_request, sample, trace_request
@@ -268,3 +272,26 @@ async def test_a_late_span_that_is_rejected_never_reopens_its_trace() -> None:
     clock.advance(2)
     await window.release_due(sink)
     assert [t.revision for t in out] == [1, 1, 2] and value(tm, "evald_assembly_reopened_traces_total") == 1
+
+
+@pytest.mark.integration
+async def test_the_http_receiver_answers_partial_success_for_a_request_larger_than_the_window() -> None:
+    """The same through the real OTLP/HTTP receiver: 200 with partial_success, not 503 + Retry-After."""
+    window, clock, tm, out = make(num_traces=1000)
+    receiver = OTLPHttpReceiver(OTLPHttpConfig(endpoint="127.0.0.1:0"), tm)
+    await receiver.start(window)
+    try:
+        async with httpx.AsyncClient(timeout=20) as client:
+            response = await client.post(
+                f"http://127.0.0.1:{receiver.bound_port}/v1/traces",
+                content=trace_request(1500, random_ids=True).SerializeToString(),
+                headers={"Content-Type": "application/x-protobuf"})
+    finally:
+        await receiver.shutdown(1.0)
+    assert response.status_code == 200 and "retry-after" not in response.headers
+    answer = ExportTraceServiceResponse.FromString(response.content)
+    assert answer.partial_success.rejected_spans == 500 and "did not fit" in answer.partial_success.error_message
+    assert len(window) == 1000
+    labels = {"receiver": "otlp", "transport": "http"}
+    assert sample(tm.registry, "evald_receiver_refused_spans_total", reason="consumer_rejected", **labels) == 500
+    assert sample(tm.registry, "evald_receiver_requests_total", outcome="partial_success", **labels) == 1
