@@ -5,22 +5,29 @@ items in order; when the buffer is full (``sending_queue.queue_size`` items wait
 ``storage.max_megabytes`` on disk) it waits until a consumer takes or finishes a batch (``block_on_overflow``, the
 default) or drops the rest as ``queue_full``. Producers waiting for room are served in arrival order. An item over
 the exporter's size limit is dropped as ``permanent_error``; items not admitted because the exporter is closing,
-or because the waiting caller was cancelled, as ``shutdown``. ``submit`` is the non-waiting form (in-memory
-buffer only). Configured by ``sending_queue`` (evald/exporters/sending_policy.py); it cannot fail otherwise.
+or because the waiting caller was cancelled, as ``shutdown``. A persistent queue that cannot be written (disk
+full, I/O error) is logged (rate-limited) and, with ``block_on_overflow``, retried every second like a full queue
+(the pipeline waits); without it the chunk is dropped as ``queue_full``. ``submit`` is the non-waiting form
+(in-memory buffer only). Configured by ``sending_queue`` (evald/exporters/sending_policy.py); it cannot fail otherwise.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
 from evald.exporters.sending_buffer import Ack, Buffer, Entry, MemoryBuffer
 from evald.exporters.sending_policy import SendingQueueConfig
+from evald.telemetry import RateLimitedLog
 
 __all__ = ["Intake"]
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
+_STORE_RETRY = 1.0  # seconds between attempts to write a persistent queue that failed
 
 
 class Intake(Generic[T]):
@@ -39,6 +46,7 @@ class Intake(Generic[T]):
         self._room = asyncio.Event()
         self._lock = asyncio.Lock()  # producers waiting for room enter in order
         self.closing = False
+        self._log = RateLimitedLog(logger)
 
     def room_made(self) -> None:
         self._room.set()
@@ -104,7 +112,11 @@ class Intake(Generic[T]):
                         self._room.clear()
                         await self._room.wait()
                         continue
-                    await self._buffer.add(entries[done:done + n])
+                    if not await self._add(entries[done:done + n]):
+                        if not self._cfg.block_on_overflow:
+                            break
+                        await self._pause(_STORE_RETRY)
+                        continue
                     done += n
                     self._added(n)
         except asyncio.CancelledError:
@@ -117,3 +129,22 @@ class Intake(Generic[T]):
                 self._drop(reason, len(entries) - done, "exporter is shutting down" if reason == "shutdown"
                            else f"sending queue full ({self._cfg.queue_size})")
         return done
+
+    async def _add(self, entries: Sequence[Entry[T]]) -> bool:
+        """Add to the buffer; False (logged) when a persistent queue cannot be written (disk full, I/O error)."""
+        try:
+            await self._buffer.add(entries)
+        except Exception as err:  # the chunk is one transaction: nothing of it was stored
+            self._log.log(logging.ERROR, "store", "cannot write the persistent sending queue (%s: %s); %s",
+                          type(err).__name__, err, "waiting for it" if self._cfg.block_on_overflow else "dropping")
+            return False
+        return True
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait ``seconds`` or until the exporter closes."""
+        self._room.clear()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                while not self.closing:
+                    await self._room.wait()
+                    self._room.clear()

@@ -110,6 +110,33 @@ async def test_a_corrupt_file_is_moved_aside_and_a_second_process_is_refused(tmp
     await q.shutdown(1)
 
 
+async def test_a_failing_disk_makes_put_wait_and_retry_instead_of_losing(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    delivered: list[bytes] = []
+
+    async def send(batch: list[bytes]) -> None:
+        delivered.extend(batch)
+
+    q = make(tmp_path, send)
+    await q.start()
+    buffer = q._buffer
+    real = buffer.add
+    failures = [OSError(28, "No space left on device")] * 2
+
+    async def flaky(entries: object) -> None:
+        if failures:
+            raise failures.pop()
+        await real(entries)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(buffer, "add", flaky)
+    started = time.monotonic()
+    assert await q.put([b"a", b"b", b"c"]) == 3  # written on the third attempt, a second apart
+    assert 1.8 < time.monotonic() - started < 4
+    assert await q.drain(5)
+    await q.shutdown(1)
+    assert delivered == [b"a", b"b", b"c"]
+
+
 def config(server: FakeLangfuse, directory: Path) -> str:
     return f"""  langfuse/disk:
     host: "{server.url}"
