@@ -12,9 +12,11 @@ died (at-least-once: the network exporters' ids make a resend an upsert, the Kaf
 
 Bounds: ``queue_size`` items waiting (as in memory) and ``max_megabytes`` of items on disk, in flight included.
 Failure semantics: a file that cannot be opened or read (corrupt, wrong format) is renamed ``*.corrupt-<time>``,
-logged, and a new one is started, so evald still starts; a row that no longer decodes (written by an
-incompatible version) is deleted and logged. Disk errors while writing propagate to ``put`` (the pipeline counts the
-export failure). Every sqlite call runs on one worker thread, never on the event loop.
+logged, and a new one is started, so evald still starts; a row that no longer decodes (written by an incompatible
+version) is deleted and logged. A failed write propagates to the intake, which logs it and retries while the
+pipeline waits (evald/exporters/sending_intake.py); a failed read is logged and retried a second later; a failed
+delete is logged and leaves the rows, which a later start sends again (at least once). Every sqlite call runs on
+one worker thread, never on the event loop.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Generic, TypeVar
 
 from evald.exporters.sending_buffer import Entry, Fit
 from evald.exporters.sending_policy import QueueStorageConfig
+from evald.telemetry import RateLimitedLog
 
 __all__ = ["SqliteBuffer", "queue_file"]
 
@@ -64,6 +67,7 @@ class SqliteBuffer(Generic[T]):
         self._waiting = 0
         self._stored = 0  # bytes on disk, waiting and in flight
         self._sizes: dict[int, int] = {}  # row id -> stored bytes, for rows taken and not yet deleted
+        self._log = RateLimitedLog(logger)
 
     @property
     def count(self) -> int:
@@ -130,7 +134,12 @@ class SqliteBuffer(Generic[T]):
         if not self._waiting:
             return []
         cursor = self._cursor
-        rows = await self._run(lambda: self._select(cursor, min(limit, _READ_CHUNK)))
+        try:
+            rows = await self._run(lambda: self._select(cursor, min(limit, _READ_CHUNK)))
+        except sqlite3.Error as err:
+            self._log.log(logging.ERROR, "read", "persistent queue %s: cannot read (%s); retrying", self.path, err)
+            await asyncio.sleep(1.0)
+            return []
         if self._cursor != cursor:  # another consumer took rows meanwhile: let it go first
             return []
         batch: list[Entry[T]] = []
@@ -166,7 +175,11 @@ class SqliteBuffer(Generic[T]):
         keys = [e.key for e in entries]
         if not keys:
             return
-        await self._run(lambda: self._delete(keys))
+        try:
+            await self._run(lambda: self._delete(keys))
+        except sqlite3.Error as err:  # the rows stay: a later start sends them again (at least once)
+            self._log.log(logging.ERROR, "delete", "persistent queue %s: cannot delete sent items (%s)", self.path,
+                          err)
         self._stored -= sum(self._sizes.pop(k, 0) for k in keys)
 
     def _delete(self, keys: list[int]) -> None:
