@@ -68,6 +68,7 @@ class SqliteBuffer(Generic[T]):
         self._stored = 0  # bytes on disk, waiting and in flight
         self._sizes: dict[int, int] = {}  # row id -> stored bytes, for rows taken and not yet deleted
         self._log = RateLimitedLog(logger)
+        self._take_lock = asyncio.Lock()
 
     @property
     def count(self) -> int:
@@ -131,6 +132,10 @@ class SqliteBuffer(Generic[T]):
             self._db.executemany("INSERT INTO queue (item) VALUES (?)", [(b,) for b in blobs])
 
     async def take(self, limit: int, max_bytes: int | None) -> list[Entry[T]]:
+        async with self._take_lock:  # consumers take in turn: each reads from where the last one stopped
+            return await self._take(limit, max_bytes)
+
+    async def _take(self, limit: int, max_bytes: int | None) -> list[Entry[T]]:
         if not self._waiting:
             return []
         cursor = self._cursor
@@ -139,8 +144,6 @@ class SqliteBuffer(Generic[T]):
         except sqlite3.Error as err:
             self._log.log(logging.ERROR, "read", "persistent queue %s: cannot read (%s); retrying", self.path, err)
             await asyncio.sleep(1.0)
-            return []
-        if self._cursor != cursor:  # another consumer took rows meanwhile: let it go first
             return []
         batch: list[Entry[T]] = []
         bad: list[int] = []
