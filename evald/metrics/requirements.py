@@ -5,7 +5,9 @@ field names, where ``"a|b"`` means "at least one of". The scorer (evald/pipeline
 :func:`missing_field` before running the metric; a field that is absent makes the metric a counted skip with reason
 ``missing_<field>`` (``evald_metric_skips_total{metric,reason}``, the replay lines' ``skipped``), never a 0 or a fail.
 
-Absent means: ``None``; a blank string; an empty ``context`` / ``messages``; and for ``tool_calls``, none known
+Absent means: ``None``; a blank string; an empty ``context``; ``messages`` none of which has text (pydantic-ai
+without content keeps the message structure, no text); ``tool_arguments`` (derived): no tool call with its
+arguments recorded; and for ``tool_calls``, none known
 while the case's content was not recorded (``metadata.content_capture`` ``none`` or ``masked``: an instrumentation
 without content capture records no tool calls, so "no call" cannot be told from "not recorded"). Masked values are
 already absent: the mappers never put a masking marker in a field (evald/mapping/masking.py).
@@ -22,7 +24,10 @@ from evald.case import EvalCase
 #: these among its ``requires`` as its needs (users' metrics and the harness adapter are checked like built-ins)
 CONTENT_FIELDS: Final = ("input", "output")
 _NO_CONTENT: Final = frozenset({"none", "masked"})
-_COLLECTIONS: Final = frozenset({"context", "messages"})
+_COLLECTIONS: Final = frozenset({"context"})
+#: a derived requirement: at least one tool call with its arguments recorded (pydantic-ai without content, and
+#: OpenInference's hide modes, keep tool names and ids but not arguments)
+TOOL_ARGUMENTS: Final = "tool_arguments"
 
 
 def missing_field(case: EvalCase, needs: Sequence[str]) -> str | None:
@@ -39,6 +44,10 @@ def missing_field(case: EvalCase, needs: Sequence[str]) -> str | None:
 
 def is_present(case: EvalCase, name: str) -> bool:
     """Whether the case carries field ``name`` (see the module docstring for what absent means)."""
+    if name == TOOL_ARGUMENTS:
+        return any(call.arguments is not None for call in case.tool_calls)
+    if name == "messages":
+        return any(m.content for m in case.messages)
     value: Any = getattr(case, name, None)
     if value is None:
         return False

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from evald.case import Dimension, EvalCase, Score, ToolCall
+from evald.case import Dimension, EvalCase, Message, Score, ToolCall
 from evald.metrics.base import BaseMetric
 from evald.metrics.deterministic.contains import ContainsMetric
 from evald.metrics.registry import all_metric_classes, get_metric_class
@@ -35,6 +35,14 @@ def test_absent_means_none_blank_or_empty_and_tool_calls_depend_on_capture() -> 
     assert is_present(case(tool_calls=(ToolCall("get_weather"),), metadata={"content_capture": "none"}), "tool_calls")
 
 
+def test_messages_need_text_and_tool_arguments_are_derived() -> None:
+    structure_only = case(messages=(Message("user"), Message("assistant")))  # pydantic-ai include_content=False
+    assert not is_present(structure_only, "messages")
+    assert is_present(case(messages=(Message("user", "hi"),)), "messages")
+    assert not is_present(case(tool_calls=(ToolCall("get_weather", id="call_1"),)), "tool_arguments")
+    assert is_present(case(tool_calls=(ToolCall("get_weather", {"city": "Paris"}),)), "tool_arguments")
+
+
 def test_missing_field_names_the_first_absent_one_and_alternatives_need_one() -> None:
     assert missing_field(case(output="a"), ("output", "expected")) == "expected"
     assert missing_field(case(), ("output", "expected")) == "output"
@@ -48,7 +56,7 @@ def test_every_built_in_metric_declares_fields_it_reads_and_one_dimension() -> N
         assert cls.dimension in DIMENSIONS
         for spec in cls.needs:
             for name in spec.split("|"):
-                assert name in EvalCase.__dataclass_fields__, (kind, name)
+                assert name in EvalCase.__dataclass_fields__ or name == "tool_arguments", (kind, name)
     assert get_metric_class("latency").needs == ("latency_ms",)
     assert get_metric_class("contains").needs == ("output", "expected")
     assert get_metric_class("error_free").needs == ()

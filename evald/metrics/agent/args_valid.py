@@ -93,7 +93,7 @@ class ArgsValidMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.TRAJECTORY
     default_threshold: ClassVar[float] = 1.0
     requires: ClassVar[tuple[str, ...]] = ("tool_calls",)
-    needs: ClassVar[tuple[str, ...]] = ("tool_calls",)
+    needs: ClassVar[tuple[str, ...]] = ("tool_calls", "tool_arguments")
     Options: ClassVar[type[ComponentConfig]] = ArgsValidOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

@@ -63,7 +63,12 @@ class ToolArgumentMatchMetric(BaseMetric):
     dimension: ClassVar[Dimension] = Dimension.TRAJECTORY
     default_threshold: ClassVar[float] = 1.0
     requires: ClassVar[tuple[str, ...]] = ("tool_calls", "expected")
-    needs: ClassVar[tuple[str, ...]] = ("tool_calls", "expected")
+    needs: ClassVar[tuple[str, ...]] = ("tool_calls", "tool_arguments", "expected")
+
+    def required_fields(self) -> tuple[str, ...]:
+        """With ``expected_calls`` configured no golden ``expected`` is needed."""
+        configured = cast(ToolArgumentMatchOptions, self.options).expected_calls is not None
+        return ("tool_calls", "tool_arguments") if configured else self.needs
     Options: ClassVar[type[ComponentConfig]] = ToolArgumentMatchOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:

@@ -44,7 +44,7 @@ class ToolCalledWithMetric(BaseMetric):
     default_threshold: ClassVar[float] = 1.0
     boolean: ClassVar[bool] = True
     requires: ClassVar[tuple[str, ...]] = ("tool_calls",)
-    needs: ClassVar[tuple[str, ...]] = ("tool_calls",)
+    needs: ClassVar[tuple[str, ...]] = ("tool_calls", "tool_arguments")
     Options: ClassVar[type[ComponentConfig]] = ToolCalledWithOptions
 
     def measure(self, eval_case: EvalCase) -> Score | None:
