@@ -125,3 +125,14 @@ def test_the_inline_path_checks_too() -> None:
     assert plan.inline
     result = scorer.score_inline(case(), plan)
     assert result.skipped == (("reads_output", "missing_output"),) and result.scores == ()
+
+
+def test_the_harness_adapter_gets_the_same_check() -> None:
+    """harness-evals metrics run through generated classes: they need the content fields they read."""
+    exact = get_metric_class("harness:ExactMatchMetric")
+    assert exact.needs == ("output",)
+    tm = Telemetry()
+    scorer = CaseScorer(tm, metric_timeout=5.0, gated=False)
+    plan = scorer.plan([MetricBinding(exact(), "all", MetricFilter())])
+    result = scorer.score_inline(case(expected="Paris", metadata={"content_capture": "masked"}), plan)
+    assert result.scores == () and result.skipped == (("harness:ExactMatchMetric", "missing_output"),)
