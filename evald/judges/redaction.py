@@ -16,7 +16,7 @@ import re
 from collections import Counter
 
 from evald.judges.config import RedactionConfig
-from evald.judges.secret_rules import find_rule_secrets, unicode_emails
+from evald.judges.secret_rules import detect_secrets_rules, find_rule_secrets, unicode_emails
 from evald.metrics.safety.detectors import SECRET_TYPES, Match, find_pii, find_secrets
 
 _PLACEHOLDER_TYPES = {"credit_card": "CARD", "national_id": "NATIONAL_ID", "secret": "SECRET"}
@@ -74,6 +74,8 @@ class Redactor:
     def __init__(self, config: RedactionConfig) -> None:
         self.config = config
         self._extra = {kind: re.compile(pattern) for kind, pattern in config.patterns.items()}
+        if config.enabled and config.secrets:
+            detect_secrets_rules()  # loaded now (at startup), not on the first prompt
 
     def session(self) -> RedactionSession:
         return RedactionSession(self.config, self._extra)

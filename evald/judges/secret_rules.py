@@ -31,9 +31,6 @@ import functools
 import re
 from collections.abc import Iterator
 
-from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
-
 from evald.metrics.safety.detectors import Match
 
 #: detect-secrets plugins not used for redaction (not credentials)
@@ -74,7 +71,11 @@ _UNICODE_EMAIL = re.compile(
 
 @functools.cache
 def detect_secrets_rules() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    """(plugin class name, regex) of every detect-secrets regex plugin used (loaded once)."""
+    """(plugin class name, regex) of every detect-secrets regex plugin used (loaded once, when the first judge
+    with secret redaction is built: importing detect-secrets takes ~0.1 s, which commands without judges skip)."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
+
     plugins: list[type[BasePlugin]] = list(get_mapping_from_secret_type_to_class().values())
     chosen = sorted(
         (p for p in plugins if issubclass(p, RegexBasedDetector) and p.__name__ not in EXCLUDED_PLUGINS),
