@@ -275,6 +275,25 @@ async def test_a_collector_outage_loses_nothing_and_holds_the_acknowledgement(tm
         "evald_exporter_retries_total", {"exporter": "otlp/test", "reason": "network"}) or 0) > 0
 
 
+async def test_events_queued_on_disk_while_the_collector_is_down_arrive_after_a_restart(
+        tmp_path: Path, sink: OTLPSink, collector: Rotel) -> None:
+    storage = {"queue_size": 1000, "storage": {"directory": str(tmp_path / "queue")}}
+    down, telemetry = make(f"http://127.0.0.1:{free_port()}", metrics=False, timeout="1s", sending_queue=storage)
+    await down.start()
+    for i in range(10):
+        await down.export(numbered(i))  # 40 events, fsync'ed to the queue file
+    await down.shutdown(0.5)
+    assert sum(dropped(telemetry, r) for r in DROP_REASONS) == 0  # kept on disk, not dropped
+    up, telemetry = make(f"http://127.0.0.1:{collector.grpc_port}", metrics=False, timeout="1s",
+                         sending_queue=storage)
+    await up.start()  # sends what the file holds
+    await sink.wait_for(lambda: len(events(sink)) >= 40, timeout=10)
+    await up.shutdown(5.0)
+    names = sorted(attrs(r.attributes)["gen_ai.evaluation.name"] for _, r in events(sink))
+    assert names == sorted(f"m{i:03d}-{k}" for i in range(10) for k in range(4))
+    assert {(r.trace_id.hex(), r.span_id.hex()) for _, r in events(sink)} == {(T1, S1)}
+
+
 def numbered(i: int) -> list[ScoredCase]:
     """One case with 4 scores named ``m<i>-<k>`` (so every event is unique)."""
     return [ScoredCase(case=llm_case(), scores=tuple(Score(name=f"m{i:03d}-{k}", value=0.5, threshold=0.5)
