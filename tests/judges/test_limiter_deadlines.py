@@ -23,7 +23,7 @@ from evald.judges.judge import Judge, sent_text
 from evald.judges.prompting import VerdictField, build_prompt
 from evald.judges.registry import close_judges, register_judge
 from evald.judges.telemetry import CIRCUIT_OPEN, judge_telemetry
-from evald.judges.usage import worst_case_tokens
+from evald.judges.usage import ANTHROPIC_TOOL_PROMPT_TOKENS, worst_case_tokens
 from evald.metrics.rag.answer_relevancy import AnswerRelevancyMetric
 from evald.model import ScoredCase
 from evald.pipeline.bindings import MetricBinding, MetricFilter
@@ -41,11 +41,13 @@ def case(i: int) -> EvalCase:
     return EvalCase(trace_id=f"{i + 1:032x}", input=f"What is the capital of France? ({i:04d})", output="Paris.")
 
 
-def worst_tokens() -> int:
+def worst_tokens(provider: str = "openai") -> int:
+    """What one call reserves (Anthropic's tool-use prompt is billed as input too)."""
     data = METRIC.judge_data(case(0))
     assert data is not None
     fields = (VerdictField("score", 1, 5, METRIC.score_meaning),)
-    return worst_case_tokens(sent_text(build_prompt(METRIC.task, data, fields), fields)) + MAX_OUTPUT  # openai
+    tool_prompt = ANTHROPIC_TOOL_PROMPT_TOKENS if provider == "anthropic" else 0
+    return worst_case_tokens(sent_text(build_prompt(METRIC.task, data, fields), fields)) + tool_prompt + MAX_OUTPUT
 
 
 @dataclass
@@ -81,10 +83,10 @@ class Setup:
 
 
 @asynccontextmanager
-async def judged(metric_timeout: float, **overrides: Any) -> AsyncIterator[Setup]:
+async def judged(metric_timeout: float, provider: str = "openai", **overrides: Any) -> AsyncIterator[Setup]:
     async with fake_llm() as llm:
         tm = Telemetry()
-        config = judge_config(llm, max_output_tokens=MAX_OUTPUT, **{"max_retries": 0, **overrides})
+        config = judge_config(llm, provider, max_output_tokens=MAX_OUTPUT, **{"max_retries": 0, **overrides})
         judge = Judge("default", config, judge_telemetry(tm.registry))
         register_judge(judge)
         try:
@@ -100,8 +102,10 @@ def outcomes(scored: list[ScoredCase]) -> list[str]:
     )
 
 
-async def test_with_every_call_hanging_the_circuit_opens_and_every_call_is_counted() -> None:
-    async with judged(0.2, timeout=0.6, max_concurrency=8, circuit_breaker={"failures": 3, "reset_after": 60},
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+async def test_with_every_call_hanging_the_circuit_opens_and_every_call_is_counted(provider: str) -> None:
+    async with judged(0.2, provider, timeout=0.6, max_concurrency=8,
+                      circuit_breaker={"failures": 3, "reset_after": 60},
                       budget={"max_tokens": {"hour": 1_000_000}}) as s:
         s.llm.default = Reply(hang=True)
         first = await s.score(range(20))
@@ -109,21 +113,22 @@ async def test_with_every_call_hanging_the_circuit_opens_and_every_call_is_count
         window = s.judge.limiter.budget.windows[0] if s.judge.limiter.budget else None
         assert window is not None
         # the 8 calls in flight still hold their reservations; the 12 that queued for a slot were cancelled
-        assert window.reserved == 8 * worst_tokens() and window.spent == 0
+        assert window.reserved == 8 * worst_tokens(provider) and window.spent == 0
         assert s.sent == 8 and s.requests("timeout") == 12
         await s.settled()
         assert s.requests("timeout") == 20  # + the 8 attempts, each when its own timeout ended it
         assert s.count("evald_judge_circuit_state") == CIRCUIT_OPEN
         # a timed-out attempt may have been billed: charged its worst case, the reservation settled
-        assert window.reserved == 0 and window.spent == 8 * worst_tokens() == s.tokens_charged
+        assert window.reserved == 0 and window.spent == 8 * worst_tokens(provider) == s.tokens_charged
         later = await s.score(range(20, 25))
         assert outcomes(later) == ["skip:circuit_open"] * 5 and s.sent == 8
         assert s.requests("circuit_open") == 5
 
 
-async def test_answers_just_after_the_metric_deadline_are_charged_and_the_hard_budget_holds() -> None:
-    limit = 5 * worst_tokens()  # five calls' worst case: the stand-in bills almost all of it for each
-    async with judged(0.2, timeout=2.0, max_concurrency=20, budget={"max_tokens": {"hour": limit}}) as s:
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+async def test_answers_just_after_the_metric_deadline_are_charged_and_the_hard_budget_holds(provider: str) -> None:
+    limit = 5 * worst_tokens(provider)  # five calls' worst case: the stand-in bills almost all of it for each
+    async with judged(0.2, provider, timeout=2.0, max_concurrency=20, budget={"max_tokens": {"hour": limit}}) as s:
         s.llm.default = Reply(delay=0.35, bill_worst=True)
         first = await s.score(range(20))  # 5 admitted, 15 refused; the 5 metrics give up at 0.2s
         assert outcomes(first) == ["error:timed out"] * 5 + ["skip:budget_exhausted"] * 15
