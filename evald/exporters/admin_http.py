@@ -12,6 +12,12 @@
 The endpoint is ``exporters.prometheus.endpoint`` (or ``telemetry.endpoint``); port 0 binds a free port, read
 it from ``bound_port``. ``start`` fails fast (``OSError``) when the port is taken; ``shutdown`` is idempotent
 and safe without ``start``. No access log: scrapes are frequent and carry nothing worth logging.
+
+Connection hygiene as on the OTLP/HTTP port (evald/receivers/connection_limits.py, listener ``admin``): slow
+headers and idle keep-alive connections are closed, a response the client does not read is abandoned after
+``write_timeout``, at most ``max_connections`` (default 64) are open (the oldest idle one makes room, else 503),
+and running out of file descriptors pauses accepting with one rate-limited WARNING instead of a traceback per
+``accept()``. ``limits`` (a ``ListenerLimitsConfig``) overrides the defaults.
 """
 
 from __future__ import annotations
@@ -24,23 +30,31 @@ from aiohttp import web
 from prometheus_client.exposition import choose_encoder
 
 from evald.config.base import split_endpoint
+from evald.receivers.connection_limits import ListenerLimitsConfig, ListenerState
+from evald.receivers.listener import GuardedSite, guard_middleware
 from evald.telemetry import Telemetry
 
 logger = logging.getLogger(__name__)
 
+#: ``max_connections: 0`` (auto) on the admin listener: probes and scrapes need few
+ADMIN_MAX_CONNECTIONS = 64
+
 
 class AdminHttpServer:
-    def __init__(self, endpoint: str, telemetry: Telemetry, *, host_override: str | None = None) -> None:
+    def __init__(self, endpoint: str, telemetry: Telemetry, *, host_override: str | None = None,
+                 limits: ListenerLimitsConfig | None = None) -> None:
         host, port = split_endpoint(endpoint)
         self.host = host_override if host_override is not None else host
         self.port = port
         self.telemetry = telemetry
         self.bound_port: int | None = None
+        self.limits = limits or ListenerLimitsConfig()
         self._runner: web.AppRunner | None = None
         self._closed = False
+        self._listener = ListenerState("admin", self.limits, telemetry, ADMIN_MAX_CONNECTIONS)
 
     def _app(self) -> web.Application:
-        app = web.Application()
+        app = web.Application(middlewares=[guard_middleware(self._listener)])
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
@@ -49,11 +63,11 @@ class AdminHttpServer:
     async def start(self) -> None:
         if self._runner is not None or self._closed:
             return
-        runner = web.AppRunner(self._app(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        runner = web.AppRunner(self._app(), access_log=None, handle_signals=False, shutdown_timeout=1.0,
+                               keepalive_timeout=self.limits.idle_timeout)
         await runner.setup()
         try:
-            site = web.TCPSite(runner, self.host, self.port)
-            await site.start()
+            await GuardedSite(runner, self.host, self.port, self._listener).start()
         except BaseException:
             await runner.cleanup()
             raise

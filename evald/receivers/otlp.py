@@ -7,12 +7,19 @@ Config keys (``receivers: otlp[/<name>]:``), Collector-style::
         grpc:
           endpoint: 0.0.0.0:4317        # host:port; port 0 binds a free port (see ``bound_port``)
           max_recv_msg_size_mib: 16     # largest request after decompression; larger -> RESOURCE_EXHAUSTED
-          max_concurrent_streams: 0     # per HTTP/2 connection; 0 = gRPC default (unlimited)
+          max_concurrent_streams: 100   # per HTTP/2 connection; 0 = unlimited
+          max_connections: 0            # 0 = auto (a share of the open-file limit); see grpc_limits.py
+          keepalive: {server_parameters: {...}, enforcement_policy: {...}}   # Collector keys: grpc_limits.py
           tls: null                     # {cert_file, key_file, client_ca_file, min_version}: see tls.py
           auth: null                    # {bearer_tokens, token_files, api_key_header}: see auth.py
         http:
           endpoint: 0.0.0.0:4318
           max_request_body_size: 16777216   # bytes (16 MiB), enforced before AND after gzip; larger -> 413
+          read_header_timeout: 10s          # connection limits: see connection_limits.py
+          read_timeout: 30s
+          write_timeout: 30s
+          idle_timeout: 60s
+          max_connections: 0                # 0 = auto (a share of the open-file limit)
           tls: null                         # same keys as for grpc
           auth: null
 
@@ -38,6 +45,8 @@ from pydantic import Field, model_validator
 
 from evald.config.base import ComponentConfig, Endpoint
 from evald.receivers.auth import ReceiverAuthConfig
+from evald.receivers.connection_limits import ListenerLimitsConfig
+from evald.receivers.grpc_limits import GrpcKeepaliveConfig
 from evald.receivers.tls import ServerTLSConfig
 from evald.telemetry import Telemetry
 
@@ -52,7 +61,12 @@ class OTLPGrpcConfig(ComponentConfig):
     max_recv_msg_size_mib: int = Field(
         16, gt=0, le=2047, description="Largest request after decompression, in MiB (larger: RESOURCE_EXHAUSTED)."
     )
-    max_concurrent_streams: int = Field(0, ge=0, description="Concurrent calls per connection; 0 = gRPC default.")
+    max_concurrent_streams: int = Field(100, ge=0, description="Concurrent calls per connection; 0 = unlimited.")
+    max_connections: int = Field(
+        0, ge=0, description="Open connections (more are closed on accept); 0 = auto: a quarter of (RLIMIT_NOFILE - "
+        "256), 16..8192.")
+    keepalive: GrpcKeepaliveConfig = Field(
+        GrpcKeepaliveConfig(), description="Idle/age limits and ping policy (the Collector's keepalive keys).")
     tls: ServerTLSConfig | None = Field(
         None, description="Serve over TLS (mTLS with `client_ca_file`); `null`: plaintext."
     )
@@ -68,7 +82,7 @@ class OTLPGrpcConfig(ComponentConfig):
         return self
 
 
-class OTLPHttpConfig(ComponentConfig):
+class OTLPHttpConfig(ListenerLimitsConfig):
     endpoint: Endpoint = Field("0.0.0.0:4318", description="Where OTLP/HTTP is served; port 0 picks a free port.")
     max_request_body_size: int = Field(
         16 * MIB, gt=0, description="Largest body in bytes, both as sent and after gzip (larger: 413)."

@@ -2,9 +2,11 @@
 
 Config keys (``receivers.otlp.grpc``, see otlp.py): ``endpoint`` (default ``0.0.0.0:4317``; port 0 binds a free
 port, read it from ``bound_port`` after ``start``), ``max_recv_msg_size_mib`` (default 16, applied after gzip
-decompression), ``max_concurrent_streams`` (0 = gRPC default), ``tls`` (``grpc.ssl_server_credentials``; with
-``client_ca_file`` the handshake requires a client certificate), ``auth`` (a server interceptor: a call without
-an accepted token gets ``UNAUTHENTICATED`` before its message is read; see auth.py).
+decompression), ``max_concurrent_streams`` (default 100), ``max_connections`` and ``keepalive`` (grpc_limits.py:
+idle and age limits, ping policy, a connection cap, a 10 s handshake deadline), ``tls``
+(``grpc.ssl_server_credentials``; with ``client_ca_file`` the handshake requires a client certificate), ``auth`` (a
+server interceptor: a call without an accepted token gets ``UNAUTHENTICATED`` before its message is read; see
+auth.py).
 
 Requests are taken as raw bytes and decoded by ``Ingestor.ingest_body`` (not by gRPC), so a malformed body gets
 a clear INVALID_ARGUMENT instead of gRPC's generic deserialization error.
@@ -43,7 +45,16 @@ from evald.config.base import split_endpoint
 from evald.errors import PermanentError, QueueFullError
 from evald.interfaces import TraceConsumer
 from evald.receivers.auth import Authenticator, GrpcAuthInterceptor
-from evald.receivers.ingest import Ingestor, MalformedRequest, Signal, export_response, retry_info, trim
+from evald.receivers.grpc_limits import grpc_limit_options
+from evald.receivers.ingest import (
+    Ingestor,
+    InternalError,
+    MalformedRequest,
+    Signal,
+    export_response,
+    retry_info,
+    trim,
+)
 from evald.receivers.tls import security_label
 from evald.telemetry import RateLimitedLog, Telemetry
 
@@ -83,8 +94,8 @@ class OTLPGrpcReceiver:
             ("grpc.max_send_message_length", 4 * _MIB),
             ("grpc.so_reuseport", 0),  # a port already in use is an error, not silently shared
         ]
-        if self.config.max_concurrent_streams:
-            options.append(("grpc.max_concurrent_streams", self.config.max_concurrent_streams))
+        options += grpc_limit_options(self.config.keepalive, self.config.max_concurrent_streams,
+                                      self.config.max_connections)
         interceptors: list[Any] = []
         if self.config.auth is not None:
             auth = Authenticator(self.config.auth, self._telemetry, receiver=self._component_id, transport="grpc")
@@ -148,10 +159,13 @@ class OTLPGrpcReceiver:
             code, details, trailers = _unavailable(err)
         except PermanentError as err:
             code, details = grpc.StatusCode.INVALID_ARGUMENT, trim(str(err))
-        except Exception as err:
-            _errors.log(logging.ERROR, f"{self.id}:{type(err).__name__}", "%s: unexpected error in %s Export: %s",
+        except Exception as err:  # InternalError was counted by the ingestor; anything else is counted here
+            kind = err.kind if isinstance(err, InternalError) else type(err).__name__
+            if not isinstance(err, InternalError):
+                ingestor.count_request("internal_error")
+            _errors.log(logging.ERROR, f"{self.id}:{kind}", "%s: unexpected error in %s Export: %s",
                         self.id, signal, traceback.format_exc())
-            code, details = grpc.StatusCode.INTERNAL, f"internal error: {type(err).__name__}"
+            code, details = grpc.StatusCode.INTERNAL, f"internal error: {kind}"
         else:
             return export_response(signal, rejected, message).SerializeToString()
         await context.abort(code, details, trailing_metadata=trailers)

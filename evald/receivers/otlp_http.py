@@ -2,7 +2,10 @@
 
 Config keys (``receivers.otlp.http``, see otlp.py): ``endpoint`` (default ``0.0.0.0:4318``; port 0 binds a free
 port, read it from ``bound_port`` after ``start``), ``max_request_body_size`` (default 16 MiB), ``tls`` (an
-``ssl.SSLContext`` on the listening socket; ``CERT_REQUIRED`` with ``client_ca_file``), ``auth`` (see auth.py).
+``ssl.SSLContext`` on the listening socket; ``CERT_REQUIRED`` with ``client_ca_file``), ``auth`` (see auth.py), and
+the connection limits ``read_header_timeout``, ``read_timeout``, ``write_timeout``, ``idle_timeout``,
+``max_connections`` (connection_limits.py: slow headers and idle connections are closed, a connection cap with
+eviction of idle connections, no log flood when descriptors run out; connections are accepted by listener.py).
 
 Requests: ``Content-Type`` ``application/x-protobuf`` or ``application/json`` (OTLP/JSON: hex ids);
 ``Content-Encoding`` ``gzip`` or ``identity``. The size limit applies to the body as sent and again to the
@@ -20,7 +23,10 @@ Answers (bodies in the request's encoding, ``Content-Type`` mirrored):
 * 413 when the body, or its decompressed form, exceeds ``max_request_body_size``;
 * 415 for another content type or content encoding (a JSON ``google.rpc.Status`` saying what is accepted);
 * 503 with ``Retry-After`` (whole seconds) and a ``RetryInfo`` detail when the window is full (``QueueFullError``);
-* 500 for any unexpected error, logged with its traceback at most every 20 s per kind; the server keeps serving;
+  while the window refuses, later requests are refused before their body is decoded (ingest.py);
+* 408 and the connection closed when the body does not arrive within ``read_timeout`` (outcome ``read_timeout``);
+* 500 for any unexpected error (outcome ``internal_error``), logged with its traceback at most every 20 s per kind;
+  the server keeps serving. Messages echoed from the input are made encodable (a lone surrogate becomes ``\\ud800``);
 * 405 for another method on a known path, 404 for an unknown path (aiohttp's router);
 * 400 with a text body naming the gRPC port, and the connection closed, for a connection that opens with the
   HTTP/2 preface (an OTLP/gRPC exporter on the wrong port): counted as ``outcome="wrong_protocol"`` and logged as
@@ -46,10 +52,22 @@ from evald.config.base import split_endpoint
 from evald.errors import PermanentError, QueueFullError
 from evald.interfaces import TraceConsumer
 from evald.receivers.auth import Authenticator
-from evald.receivers.ingest import Encoding, Ingestor, MalformedRequest, Signal, export_response, retry_info, trim
+from evald.receivers.connection_limits import ListenerState, auto_max_connections
+from evald.receivers.ingest import (
+    Encoding,
+    Ingestor,
+    InternalError,
+    MalformedRequest,
+    Signal,
+    encodable,
+    export_response,
+    retry_info,
+    trim,
+)
+from evald.receivers.listener import GuardedSite, guard_middleware
 from evald.receivers.otlp_json import to_json
 from evald.receivers.tls import security_label, server_ssl_context
-from evald.receivers.wrong_protocol import SniffingTCPSite, WrongProtocolReport
+from evald.receivers.wrong_protocol import PrefaceSniffer, WrongProtocolReport
 from evald.telemetry import RateLimitedLog, Telemetry
 
 if TYPE_CHECKING:
@@ -92,16 +110,18 @@ class OTLPHttpReceiver:
             self._auth = Authenticator(self.config.auth, self._telemetry, receiver=self._component_id, transport="http")
         tls = self.config.tls
         ssl_context = server_ssl_context(tls) if tls is not None else None
-        app = web.Application()
+        listener = ListenerState(self.id, self.config, self._telemetry, auto_max_connections())
+        app = web.Application(middlewares=[guard_middleware(listener)])
         app.router.add_post("/v1/traces", self._traces)
         app.router.add_post("/v1/logs", self._logs)
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0,
-                               auto_decompress=False)
+                               auto_decompress=False, keepalive_timeout=self.config.idle_timeout)
         await runner.setup()
         host, port = split_endpoint(self.config.endpoint)
+        on_preface = self._wrong_protocol.http2_preface
         try:
-            await SniffingTCPSite(runner, host, port, ssl_context=ssl_context,
-                                  on_preface=self._wrong_protocol.http2_preface).start()
+            await GuardedSite(runner, host, port, listener, ssl_context=ssl_context,
+                              wrap=lambda inner: PrefaceSniffer(inner, on_preface)).start()
         except BaseException:
             await runner.cleanup()
             raise
@@ -132,6 +152,16 @@ class OTLPHttpReceiver:
         return await self._export(request, "logs")
 
     async def _export(self, request: web.Request, signal: Signal) -> web.Response:
+        try:
+            return await self._answer(request, signal)
+        except Exception as err:  # e.g. an answer that cannot be encoded: never aiohttp's traceback per request
+            assert self._ingestor is not None
+            self._ingestor.count_request("internal_error")
+            _errors.log(logging.ERROR, f"{self.id}:{type(err).__name__}", "%s: unexpected error in %s export: %s",
+                        self.id, signal, traceback.format_exc())
+            return web.Response(status=500, text=f"internal error: {type(err).__name__}")
+
+    async def _answer(self, request: web.Request, signal: Signal) -> web.Response:
         ingestor = self._ingestor
         assert ingestor is not None
         encoding = _CONTENT_TYPES.get(request.content_type.lower())
@@ -153,7 +183,15 @@ class OTLPHttpReceiver:
             return _status(415, code_pb2.INVALID_ARGUMENT, text, encoding)
         limit = self.config.max_request_body_size
         try:
-            body = await read_body(request, limit, gzip=coding == "gzip")
+            try:
+                async with asyncio.timeout(self.config.read_timeout):
+                    body = await read_body(request, limit, gzip=coding == "gzip")
+            except TimeoutError:
+                ingestor.count_request("read_timeout")
+                text = f"request body not received within read_timeout ({self.config.read_timeout:g}s)"
+                response = _status(408, code_pb2.DEADLINE_EXCEEDED, text, encoding, None, {"Connection": "close"})
+                response.force_close()
+                return response
             rejected, message = await ingestor.ingest_body(body, encoding, signal)
         except BodyTooLarge as err:
             ingestor.count_request("too_large")
@@ -171,10 +209,10 @@ class OTLPHttpReceiver:
             return _status(503, code_pb2.UNAVAILABLE, trim(str(err)), encoding, [detail], {"Retry-After": str(seconds)})
         except PermanentError as err:
             return _status(400, code_pb2.INVALID_ARGUMENT, trim(str(err)), encoding)
-        except Exception as err:
-            _errors.log(logging.ERROR, f"{self.id}:{type(err).__name__}", "%s: unexpected error in %s export: %s",
+        except InternalError as err:  # counted by the ingestor
+            _errors.log(logging.ERROR, f"{self.id}:{err.kind}", "%s: unexpected error in %s export: %s",
                         self.id, signal, traceback.format_exc())
-            return _status(500, code_pb2.INTERNAL, f"internal error: {type(err).__name__}", encoding)
+            return _status(500, code_pb2.INTERNAL, f"internal error: {err.kind}", encoding)
         return _encoded(200, export_response(signal, rejected, message), encoding)
 
 
@@ -236,7 +274,7 @@ def _status(
     details: list[any_pb2.Any] | None = None,
     headers: dict[str, str] | None = None,
 ) -> web.Response:
-    status = status_pb2.Status(code=code, message=message, details=details or [])
+    status = status_pb2.Status(code=code, message=encodable(message), details=details or [])
     return _encoded(http_status, status, encoding, headers)
 
 

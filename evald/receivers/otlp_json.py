@@ -11,7 +11,10 @@ Failure semantics:
 * An id that is not a hex string is replaced by a one-byte id, so ``convert.py`` rejects that one span or log
   record as ``invalid_id`` (partial success) instead of failing the whole request.
 * A body that is not JSON, not a JSON object, or does not fit the message (e.g. ``"resourceSpans": 3``) raises
-  ``ValueError`` with a message fit to return to the sender.
+  ``ValueError`` with a message fit to return to the sender. That includes a string that is not valid Unicode: a
+  lone surrogate escape (``"\\ud800"``) is valid JSON, but protobuf strings must be UTF-8; in a field name or an
+  enum name, protobuf's C decoder fails on it with ``SystemError`` (from its ``UnicodeEncodeError``), which is
+  reported as such a ``ValueError`` too (not an internal error).
 
 No configuration keys.
 """
@@ -88,6 +91,11 @@ def _parse(doc: dict[str, Any], message: M) -> M:
         raise ValueError(f"not an OTLP/JSON {name}: nested too deeply") from None
     except (TypeError, AttributeError, KeyError) as err:  # defensive: json_format on odd shapes
         raise ValueError(f"not an OTLP/JSON {name}: {err}") from None
+    except (SystemError, UnicodeError) as err:  # upb on a name with a lone surrogate (see the module docstring)
+        if isinstance(err, UnicodeError) or isinstance(err.__cause__, UnicodeError):
+            raise ValueError(f"not an OTLP/JSON {name}: a string is not valid Unicode (a lone surrogate escape such "
+                             "as \\ud800)") from None
+        raise
     return message
 
 

@@ -22,6 +22,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from evald.errors import PermanentError, QueueFullError
+from evald.receivers.ingest import REFUSAL_HOLD
 from evald.receivers.otlp import OTLPHttpConfig
 from evald.receivers.otlp_http import OTLPHttpReceiver
 from evald.telemetry import Telemetry
@@ -219,6 +220,7 @@ async def test_queue_full_is_503_with_retry_after(server: Server) -> None:
     info = error_details_pb2.RetryInfo()
     assert status.code == code_pb2.UNAVAILABLE and status.message == "assembly window is full"
     assert status.details[0].Unpack(info) and info.retry_delay.ToNanoseconds() == 1_200_000_000
+    await asyncio.sleep(REFUSAL_HOLD)  # past the hold in which requests are refused before decoding
     server.consumer.errors.append(QueueFullError("full", retry_after=0.2))
     response = await server.client.post("/v1/traces", content=json.dumps(SPAN_JSON), headers=JSON)
     assert response.status_code == 503 and response.headers["retry-after"] == "1"
