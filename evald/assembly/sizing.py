@@ -12,17 +12,22 @@ values). The constants were fitted with tracemalloc on the corpus (``tests/assem
 ratio of what converting a request really allocates to the estimate: 0.9-1.3 over the corpus configurations,
 1.0-1.05 for large attribute values; docs/architecture.md, "Memory bounds").
 
+``split_batch(batch, max_traces, max_bytes)`` cuts a batch into parts of whole traces (in arrival order) that each
+fit an empty window, for a source that would rather deliver an oversized batch in parts than have the rest
+rejected (replay, a Kafka record): each part may still be refused with a retry hint while the window is full.
+
 Pure functions; no configuration; they never raise on any value the OTLP conversion produces.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from evald.model import LogRecord, SignalBatch, SpanRecord
 
-__all__ = ["SPAN_OVERHEAD", "batch_sizes", "log_bytes", "span_bytes", "value_bytes"]
+__all__ = ["SPAN_OVERHEAD", "batch_sizes", "log_bytes", "span_bytes", "split_batch", "value_bytes"]
 
 #: the SpanRecord object, its trace/span/parent id strings, name, empty events tuple and attribute dict header
 SPAN_OVERHEAD = 600
@@ -107,3 +112,28 @@ def batch_sizes(batch: SignalBatch) -> tuple[dict[str, int], list[int], list[int
         log_sizes.append(nbytes)
         sizes[rec.trace_id] = get(rec.trace_id, 0) + nbytes
     return sizes, span_sizes, log_sizes
+
+
+def split_batch(batch: SignalBatch, max_traces: int, max_bytes: int) -> list[SignalBatch]:
+    """``batch`` itself when it holds at most ``max_traces`` traces and ``max_bytes``, else parts of whole traces
+    within both (a single trace over ``max_bytes`` is a part of its own). The parts share the batch's delivery and
+    source."""
+    sizes, _, _ = batch_sizes(batch)
+    if len(sizes) <= max_traces and sum(sizes.values()) <= max_bytes:
+        return [batch]
+    part_of: dict[str, int] = {}
+    traces = nbytes = part = 0
+    for trace_id, size in sizes.items():
+        if traces and (traces >= max_traces or nbytes + size > max_bytes):
+            part += 1
+            traces = nbytes = 0
+        part_of[trace_id] = part
+        traces += 1
+        nbytes += size
+    spans: list[list[SpanRecord]] = [[] for _ in range(part + 1)]
+    logs: list[list[LogRecord]] = [[] for _ in range(part + 1)]
+    for span in batch.spans:
+        spans[part_of[span.trace_id]].append(span)
+    for rec in batch.logs:
+        logs[part_of[rec.trace_id]].append(rec)
+    return [replace(batch, spans=tuple(s), logs=tuple(g)) for s, g in zip(spans, logs, strict=True)]

@@ -10,7 +10,7 @@ import pytest
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from evald.assembly.sizing import batch_sizes, log_bytes, span_bytes, value_bytes
+from evald.assembly.sizing import batch_sizes, log_bytes, span_bytes, split_batch, value_bytes
 from evald.model import SignalBatch
 from evald.receivers.convert import convert_logs, convert_traces
 from evald.testing import log, span
@@ -71,3 +71,22 @@ def test_batch_sizes_add_up_per_trace_in_arrival_order() -> None:
     assert list(sizes) == [b, a]
     assert sizes[b] == span_bytes(spans[0]) + span_bytes(spans[2]) and span_sizes[0] > span_sizes[2] + 100
     assert sizes[a] == span_bytes(spans[1]) + log_sizes[0]
+
+
+def test_split_batch_cuts_whole_traces_in_arrival_order_within_both_bounds() -> None:
+    traces = [f"{i + 1:032x}" for i in range(5)]
+    spans = tuple(span(t, attributes={"k": "v" * (1000 * (i + 1))}) for i, t in enumerate(traces)) + (
+        span(traces[0]),)  # a late span of the first trace stays with it
+    logs = (log(traces[4], None, "gen_ai.choice"),)
+    batch = SignalBatch(spans=spans, logs=logs, source="replay")
+    assert split_batch(batch, 5, 1 << 20) == [batch]
+    parts = split_batch(batch, 2, 1 << 20)
+    assert [[s.trace_id for s in p.spans] for p in parts] == [
+        [traces[0], traces[1], traces[0]], [traces[2], traces[3]], [traces[4]]]
+    assert [len(p.logs) for p in parts] == [0, 0, 1] and all(p.source == "replay" for p in parts)
+    sizes, _, _ = batch_sizes(batch)
+    bound = sizes[traces[0]] + sizes[traces[1]]  # each later trace is larger than half of it: one per part
+    by_bytes = split_batch(batch, 10, bound)
+    assert [len({s.trace_id for s in p.spans}) for p in by_bytes] == [2, 1, 1, 1]
+    assert split_batch(batch, 10, 10)[0].spans == (spans[0], spans[5])  # a trace over the bound: a part alone
+    assert sorted(s.span_id for p in by_bytes for s in p.spans) == sorted(s.span_id for s in spans)
