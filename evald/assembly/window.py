@@ -42,7 +42,7 @@ from pydantic import Field, model_validator
 from evald.assembly.completion import Completion
 from evald.assembly.memory import MemoryLimiter, MemoryLimiterConfig
 from evald.assembly.pending import FULL, UNSCHEDULED, PendingTrace, assembled, reopened
-from evald.assembly.sizing import batch_sizes
+from evald.assembly.sizing import batch_sizes, split_batch
 from evald.config.base import ComponentConfig, Duration
 from evald.errors import QueueFullError
 from evald.model import AssembledTrace, ConsumeResult, SignalBatch, SpanRecord
@@ -182,6 +182,10 @@ class TraceWindow:
             self._wake.set()
         message = "; ".join(m for m in (note, too_large) if m)
         return ConsumeResult(rejected_spans=rejected_spans, rejected_logs=rejected_logs, message=message)
+
+    def split(self, batch: SignalBatch) -> list[SignalBatch]:
+        """``batch`` in parts that each fit an empty window (``split_batch``), for sources that deliver in parts."""
+        return split_batch(batch, self._cfg.num_traces, self._memory.soft_limit)
 
     def _entry(self, trace_id: str, now: float, touched: dict[str, PendingTrace]) -> PendingTrace | None:
         entry = touched.get(trace_id) or self._pending.get(trace_id)

@@ -295,3 +295,16 @@ async def test_the_http_receiver_answers_partial_success_for_a_request_larger_th
     labels = {"receiver": "otlp", "transport": "http"}
     assert sample(tm.registry, "evald_receiver_refused_spans_total", reason="consumer_rejected", **labels) == 500
     assert sample(tm.registry, "evald_receiver_requests_total", outcome="partial_success", **labels) == 1
+
+
+async def test_a_source_can_deliver_an_oversized_batch_in_parts_instead() -> None:
+    window, clock, tm, out = make(num_traces=1000)
+    sink = await collect_into(out)
+    batch = SignalBatch(spans=tuple(span(f"{i + 1:032x}", f"{i + 1:016x}") for i in range(1500)))
+    first, second = window.split(batch)
+    assert window.consume(first).rejected_spans == 0 and len(window) == 1000
+    with pytest.raises(QueueFullError):
+        window.consume(second)
+    clock.advance(1.1)
+    await window.release_due(sink)
+    assert window.consume(second).rejected_spans == 0 and len(window) == 500
