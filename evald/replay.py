@@ -141,7 +141,7 @@ async def replay(paths: Sequence[str | Path], config: ResolvedConfig) -> ReplayR
     counts = ReplayCounts()
     memory = InMemoryExporter("replay")
     service = EvaldService(config, with_receivers=False, with_admin=False, configured_exporters=False,
-                           extra_exporters=[memory])
+                           extra_exporters=[memory], split_judged=False)  # one record per case
     rows: list[dict[str, object]] = []
     service.router.observe(lambda trace, mapped: _record_not_evaluable(trace, mapped, rows))
     await service.pipeline.start()

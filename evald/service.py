@@ -1,9 +1,15 @@
 """Builds the component graph from a resolved config and runs its lifecycle.
 
 Start order (exporters first, receivers last, as in the Collector): exporters -> admin HTTP (health, /metrics)
--> workers -> assembly window -> receivers. Stop order is the reverse, within ``pipeline.shutdown_timeout``:
-receivers stop accepting, the window releases what it holds to the pipeline, the queue drains, exporters flush
-and close. SIGTERM and SIGINT trigger a graceful stop; a second signal forces the exit.
+-> workers -> assembly window -> receivers. Stop order is the reverse, within ``pipeline.shutdown_timeout``
+(``T``): receivers stop accepting (at most 2 s); the window releases what it holds to the pipeline and the
+pipeline drains until ``T`` minus the exporters' reserve (``min(2 s, T/5)``); what is left then is dropped and
+counted by reason (evald/pipeline/engine.py); exporters flush and close in the reserve. The totals (every case
+mapped = scored + sampled out + without metric + dropped by reason, and what the window and the exporters dropped)
+are logged in one line (INFO, WARNING when anything was dropped or is unaccounted for) while ``/metrics`` still
+answers with the same final counters; the admin listener closes last (at most 0.5 s). The process exits within
+``T`` plus about a second (cancelled workers' grace, metric clients closing, the listener, interpreter exit;
+docs/architecture.md). SIGTERM and SIGINT trigger a graceful stop; a second signal forces the exit.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from evald.interfaces import Exporter, Source
 from evald.judges.registry import close_judges, install_judges
 from evald.mapping.router import MapperRouter, default_mappers
 from evald.native import COMPILED_MODULES, compiled
+from evald.pipeline.accounting import shutdown_totals
 from evald.pipeline.bindings import build_bindings
 from evald.pipeline.conversations import ConversationTracker
 from evald.pipeline.engine import EvaluationPipeline
@@ -46,6 +53,7 @@ class EvaldService:
         configured_exporters: bool = True,
         extra_exporters: Sequence[Exporter] = (),
         role: str = "all",
+        split_judged: bool = True,
     ) -> None:
         self.config = config
         self.telemetry = telemetry or Telemetry()
@@ -83,6 +91,7 @@ class EvaldService:
             ReferenceResolver.from_config(root.goldens),
             ConversationTracker(root.conversations, self.telemetry)
             if any(m.scope == "conversation" for m in config.metrics) else None,
+            split_judged=split_judged,
         )
         self.window = TraceWindow(root.assembly, self.telemetry)
         install_judges(root.judges, self.telemetry.registry)  # what judged metrics call, each through one limiter
@@ -147,30 +156,55 @@ class EvaldService:
         await self.shutdown()
 
     async def shutdown(self) -> None:
-        """Graceful stop within ``pipeline.shutdown_timeout``; idempotent."""
+        """Graceful stop within ``pipeline.shutdown_timeout`` (see the module docstring); idempotent."""
         if self._stopped:
             return
         self._stopped = True
-        deadline = time.monotonic() + self.config.root.pipeline.shutdown_timeout
+        started = time.monotonic()
+        deadline = started + self.config.root.pipeline.shutdown_timeout
         self.telemetry.health.stopping = True
 
         def remaining() -> float:
-            return max(0.1, deadline - time.monotonic())
+            return max(0.0, deadline - time.monotonic())
 
         for receiver in self.receivers:
-            await _safely(receiver.shutdown(min(2.0, remaining())), f"receiver {receiver.id}")
+            await _safely(receiver.shutdown(min(2.0, max(0.1, remaining()))), f"receiver {receiver.id}")
         await self._drain(remaining)
-        if self.admin is not None:
-            await _safely(self.admin.shutdown(1.0), "admin http")
-        logger.info("evald stopped")
+        totals = self._totals()
+        if totals is not None:
+            level, line = totals
+            logger.log(level, "evald stopped after %.2fs: %s", time.monotonic() - started, line)
+        if self.admin is not None:  # closed last: a scrape until here sees the final counters
+            await _safely(self.admin.shutdown(0.5), "admin http")
+        if totals is None:
+            logger.info("evald stopped")
+
+    def _totals(self) -> tuple[int, str] | None:
+        pipeline = getattr(self, "pipeline", None)  # the ingest role has no pipeline
+        if pipeline is None:
+            return None
+        totals = shutdown_totals(self.telemetry, pipeline.no_metric)
+        return (logging.WARNING if totals.alarming else logging.INFO), totals.line()
 
     async def _drain(self, remaining: Callable[[], float]) -> None:
-        """After the receivers stopped: evaluate and export what was accepted, within ``remaining()`` seconds."""
-        await _safely(self.window.shutdown(self.pipeline.on_trace, remaining()), "assembly window")
-        await _safely(self.pipeline.shutdown(remaining()), "pipeline")
-        await _safely(asyncio.wait_for(close_judges(), timeout=min(2.0, remaining())), "judges")
-        budget = remaining()  # exporters flush concurrently, so one slow exporter cannot starve the others
-        await asyncio.gather(*(_safely(e.shutdown(budget), f"exporter {e.id}") for e in self.exporters))
+        """After the receivers stopped: evaluate and export what was accepted within ``remaining()`` seconds, the
+        exporters' reserve kept for them to flush and close."""
+        reserve = min(_EXPORT_RESERVE, remaining() * _EXPORT_SHARE)
+
+        def draining() -> float:
+            return max(0.0, remaining() - reserve)
+
+        await _safely(self.window.shutdown(self.pipeline.on_trace, draining()), "assembly window")
+        await _safely(self.pipeline.shutdown(draining()), "pipeline")
+        await _safely(asyncio.wait_for(close_judges(), timeout=min(2.0, max(0.1, remaining()))), "judges")
+        budget = max(0.1, remaining())  # exporters flush concurrently, so one slow exporter cannot starve the others
+        await asyncio.gather(*(_safely(asyncio.wait_for(e.shutdown(budget), budget + 0.5), f"exporter {e.id}")
+                               for e in self.exporters))
+
+
+#: Part of ``pipeline.shutdown_timeout`` kept for exporters to flush and close (at most this many seconds).
+_EXPORT_RESERVE = 2.0
+_EXPORT_SHARE = 0.2
 
 
 async def _safely(awaitable: Any, what: str) -> None:

@@ -1,24 +1,30 @@
 """The evaluation pipeline: mapping -> sampling -> bounded case queue -> N workers -> exporters.
 
 Config keys (``pipeline:``): ``workers`` (worker tasks, default 4), ``queue_size`` (cases waiting, default
-10000), ``metric_timeout`` (per metric per case, default 30s), ``export_timeout`` (per exporter per batch,
+10000), ``metric_timeout`` (per metric per case, default 30s), ``export_timeout`` (per exporter per export,
 default 10s), ``shutdown_timeout`` (drain deadline on SIGTERM, default 10s).
 
 Failure semantics: mapping is pure and cannot raise (the router turns mapper bugs into "not evaluable").
 When the queue is full, ``on_trace`` waits: the assembly window keeps its traces and, once full, receivers
-refuse new data with a retry hint (backpressure flows upward, nothing is dropped silently). A failing exporter
-is counted per exporter and reason and does not block the others. On shutdown, work still queued after the
-deadline is dropped and counted as ``evald_cases_dropped_total{reason="shutdown"}``.
+refuse new data with a retry hint (backpressure flows upward, nothing is dropped silently). Scoring and export
+(evald/pipeline/workers.py): a case's cheap scores are exported at once, its judged ones when they exist; a
+failing exporter is counted per exporter and reason and does not block the others.
+
+Accounting: every case mapped from a sampled trace (``evald_cases_total``) ends as exactly one of: scored
+(``evald_scored_cases_total``), sampled out (``evald_cases_sampled_out_total``), without any metric that applies
+(``no_metric``, a plain count read by the shutdown totals) or dropped with a reason
+(``evald_cases_dropped_total``). On shutdown, cases still queued after the deadline are dropped as ``shutdown``,
+those in a worker or a judged task as ``shutdown_in_flight``, and the cases of a trace (or conversation) whose
+queueing is cut short by the deadline as ``shutdown``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from operator import attrgetter
 
 from pydantic import Field
@@ -26,10 +32,10 @@ from pydantic import Field
 from evald.assembly.completion import Completion
 from evald.case import SPAN_END_METADATA, EvalCase
 from evald.config.base import ComponentConfig, Duration
-from evald.exporters.acks import export_ack
 from evald.interfaces import Exporter
 from evald.mapping.router import MapperRouter
-from evald.model import AssembledTrace, Delivery, ScoredCase
+from evald.metrics.base import BaseMetric
+from evald.model import AssembledTrace
 from evald.pipeline.bindings import MetricBinding
 from evald.pipeline.case_queue import CaseQueue
 from evald.pipeline.content_diagnosis import ContentDiagnosis
@@ -37,6 +43,7 @@ from evald.pipeline.conversations import ConversationTracker
 from evald.pipeline.goldens import ReferenceResolver
 from evald.pipeline.sampling import Sampler
 from evald.pipeline.scoring import CaseScorer, MetricPlan
+from evald.pipeline.workers import SHUTDOWN, ScoringStage, Work
 from evald.telemetry import LabelCache, RateLimitedLog, Telemetry
 
 logger = logging.getLogger(__name__)
@@ -50,16 +57,7 @@ class PipelineConfig(ComponentConfig):
     shutdown_timeout: Duration = Field(10.0, description="Drain deadline on SIGTERM; work left is dropped and counted.")
 
 
-#: Most cases a worker takes from the queue at once; their scores go to the exporters as one batch.
-_MAX_BATCH = 64
 _MAX_PLANS = 4096  # distinct (scope, service, model, provider) keys before the plan cache starts over
-
-
-@dataclass(slots=True)
-class _Work:
-    case: EvalCase
-    plan: MetricPlan
-    completion: Completion
 
 
 def _case_facts(case: EvalCase, trace: AssembledTrace) -> dict[str, int]:
@@ -87,11 +85,6 @@ def _with_facts(case: EvalCase, facts: dict[str, int]) -> EvalCase:
     return EvalCase(*_BEFORE_META(case), {**case.metadata, **facts}, *_AFTER_META(case))  # type: ignore[call-arg]
 
 
-def _release_all(batch: list[_Work]) -> None:
-    for work in batch:
-        work.completion.release()
-
-
 class EvaluationPipeline:
     def __init__(
         self,
@@ -103,6 +96,8 @@ class EvaluationPipeline:
         telemetry: Telemetry,
         references: ReferenceResolver | None = None,
         conversations: ConversationTracker | None = None,
+        *,
+        split_judged: bool = True,
     ) -> None:
         self._cfg = config
         self._references = references or ReferenceResolver()
@@ -111,20 +106,21 @@ class EvaluationPipeline:
         self._router = router
         self._sampler = sampler
         self._bindings = list(bindings)
-        self._any_async = any(b.metric.is_async for b in self._bindings)  # else batches need no async check
-        self._exporters = list(exporters)
         self._tm = telemetry
         self._diagnosis = ContentDiagnosis(telemetry)
         self._scorer = CaseScorer(  # metrics with per-metric sampling/when are checked; the others cost nothing more
             telemetry, config.metric_timeout, gated=any(b.gate is not None for b in self._bindings))
-        self._queue: asyncio.Queue[_Work] = CaseQueue(config.queue_size, telemetry.queue_wait.observe)
-        self._workers: list[asyncio.Task[None]] = []
+        self._queue: asyncio.Queue[Work] = CaseQueue(config.queue_size, telemetry.queue_wait.observe)
+        self._stage = ScoringStage(self._queue, self._scorer, exporters, telemetry, workers=config.workers,
+                                   export_timeout=config.export_timeout, split=split_judged)
+        self._dropped = LabelCache(telemetry.cases_dropped)
+        #: cases mapped (and counted in evald_cases_total) to which no metric applies
+        self.no_metric = 0
         self._log = RateLimitedLog(logger)
         self._closed = False
         telemetry.queue_capacity.set(config.queue_size)
         telemetry.queue_size.set_function(self._queue.qsize)  # read at scrape time, not on every put/get
         self._case_counters = LabelCache(telemetry.cases)
-        self._scored_counters = LabelCache(telemetry.scored_cases)
         self._sampled_out_counters = LabelCache(telemetry.cases_sampled_out)
         self._plans: dict[tuple[str, str | None, str | None, str | None], MetricPlan | None] = {}
 
@@ -135,6 +131,8 @@ class EvaluationPipeline:
     # -- intake from the assembly window ------------------------------------------------------------------------
 
     async def on_trace(self, trace: AssembledTrace, completion: Completion) -> None:
+        cases: tuple[EvalCase, ...] = ()
+        counted = settled = 0  # cases counted in evald_cases_total / accounted for (see the module docstring)
         try:
             result = self._router.map(trace)
             if not result.cases and not result.not_evaluable:
@@ -154,28 +152,52 @@ class EvaluationPipeline:
                     self._sampled_out_counters.get(case.scope).inc()
                 return
             annotated = self._references.annotated_spans(trace)  # per trace, not per case
-            for case in result.cases:
+            cases = result.cases
+            for case in cases:
                 self._case_counters.get(case.scope).inc()
+                counted += 1
                 # bindings depend on scope and service/model/provider only, which enrichment does not change
                 plan = self._plan_for(case)
                 if plan is None and (self._conversations is None or case.scope != "trace"):
-                    continue  # nothing to score, and not a conversation turn (only trace cases are)
+                    self.no_metric += 1  # nothing to score, and not a conversation turn (only trace cases are)
+                    settled += 1
+                    continue
                 case = self._references.resolve(case, trace, annotated)
                 extra = _case_facts(case, trace)
                 if extra:
                     case = _with_facts(case, extra)
                 if self._conversations is not None:
-                    for evicted in self._conversations.add(case, trace):
-                        await self._submit_detached(evicted)
+                    await self._submit_all(self._conversations.add(case, trace))
                 if plan is None:
+                    self.no_metric += 1
+                    settled += 1
                     continue
                 completion.hold()
                 if self._queue.full():  # wait for room (backpressure); else no coroutine per case
-                    await self._queue.put(_Work(case, plan, completion))
+                    try:
+                        await self._queue.put(Work(case, plan, completion))
+                    except asyncio.CancelledError:
+                        completion.release()
+                        raise
                 else:
-                    self._queue.put_nowait(_Work(case, plan, completion))
+                    self._queue.put_nowait(Work(case, plan, completion))
+                settled += 1
+        except asyncio.CancelledError:  # the shutdown deadline cut the trace short: count what was not queued
+            self._count_unqueued(cases[settled:], counted - settled)
+            raise
         finally:
             completion.release()
+
+    def _count_unqueued(self, cases: Sequence[EvalCase], already_counted: int) -> None:
+        """Cases of a trace or conversation batch that will never be queued: dropped (shutdown), or without metric.
+        The first ``already_counted`` of them are in evald_cases_total already."""
+        for i, case in enumerate(cases):
+            if i >= already_counted:
+                self._case_counters.get(case.scope).inc()
+            if self._plan_for(case) is None:
+                self.no_metric += 1
+            else:
+                self._dropped.get(SHUTDOWN).inc()
 
     def _plan_for(self, case: EvalCase) -> MetricPlan | None:
         """The metrics that apply to the case (None: none), planned once per scope/service/model/provider; the
@@ -194,129 +216,65 @@ class EvaluationPipeline:
     # -- workers ------------------------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        for i in range(self._cfg.workers):
-            self._workers.append(asyncio.create_task(self._work_loop(), name=f"evald:worker-{i}"))
+        self._stage.start()
         if self._conversations is not None:
             self._sweeper = asyncio.create_task(self._sweep_conversations(), name="evald:conversations")
 
-    async def _submit_detached(self, case: EvalCase) -> None:
-        """Queue a case no source acknowledgement waits for (conversation cases)."""
-        self._case_counters.get(case.scope).inc()
-        if (plan := self._plan_for(case)) is not None:
-            await self._queue.put(_Work(case, plan, Completion([])))
+    async def _submit_all(self, cases: Sequence[EvalCase]) -> None:
+        """Queue cases no source acknowledgement waits for (conversation cases), in order; if cancelled, the ones
+        not queued are counted (dropped, shutdown)."""
+        for i, case in enumerate(cases):
+            plan = self._plan_for(case)
+            self._case_counters.get(case.scope).inc()
+            if plan is None:
+                self.no_metric += 1
+                continue
+            try:
+                await self._queue.put(Work(case, plan, Completion([])))
+            except asyncio.CancelledError:
+                self._count_unqueued(cases[i:], 1)
+                raise
 
     async def _sweep_conversations(self) -> None:
         assert self._conversations is not None
         while True:
             await asyncio.sleep(1.0)
-            for case in self._conversations.due():
-                await self._submit_detached(case)
+            await self._submit_all(self._conversations.due())
 
-    async def flush_conversations(self) -> None:
-        """Evaluate every open conversation now (shutdown, end of a replay)."""
+    async def flush_conversations(self, timeout: float | None = None) -> None:
+        """Evaluate every open conversation now (shutdown, end of a replay); what cannot be queued within
+        ``timeout`` is counted as dropped (shutdown)."""
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
             self._sweeper = None
         if self._conversations is not None:
-            for case in self._conversations.flush():
-                await self._submit_detached(case)
-
-    async def _work_loop(self) -> None:
-        while True:
-            batch = [await self._queue.get()]
-            while len(batch) < _MAX_BATCH and not self._queue.empty():
-                batch.append(self._queue.get_nowait())
-            # exporters that send later hold this until their scores are delivered (evald/exporters/acks.py)
-            ack = Delivery(functools.partial(_release_all, batch))
-            token = export_ack.set(ack)
-            try:
-                await self._fan_out(await self._score_batch(batch))
-            except Exception:  # never let a worker die
-                self._tm.cases_dropped.labels("worker_error").inc(len(batch))
-                logger.exception("worker failed on a batch of %d cases", len(batch))
-            finally:
-                export_ack.reset(token)
-                ack.seal()
-                for _ in batch:
-                    self._queue.task_done()
-
-    async def _score_batch(self, batch: list[_Work]) -> list[ScoredCase]:
-        """Score what is queued together; cases with async metrics (judges) are scored concurrently."""
-        results: list[ScoredCase | BaseException]
-        if self._any_async and any(work.plan.has_async for work in batch):
-            results = await asyncio.gather(
-                *(self._scorer.score(w.case, w.plan) for w in batch), return_exceptions=True
-            )
-        else:
-            results = []
-            for work in batch:
-                try:
-                    results.append(self._scorer.score_inline(work.case, work.plan) if work.plan.inline
-                                   else await self._scorer.score(work.case, work.plan))
-                except Exception as err:
-                    results.append(err)
-        scored: list[ScoredCase] = []
-        per_scope: dict[str, int] = {}  # counted once per batch (a counter increment takes a lock)
-        for work, result in zip(batch, results, strict=True):
-            if isinstance(result, BaseException):
-                self._tm.cases_dropped.labels("worker_error").inc()
-                self._log.log(logging.ERROR, "score-bug", "scoring failed on a case of trace %s: %r",
-                              work.case.trace_id, result)
-                continue
-            per_scope[work.case.scope] = per_scope.get(work.case.scope, 0) + 1
-            scored.append(result)
-        for scope, n in per_scope.items():
-            self._scored_counters.get(scope).inc(n)
-        return scored
-
-    async def _fan_out(self, batch: Sequence[ScoredCase]) -> None:
-        if not batch:
-            return
-        for exporter in self._exporters:
-            # an exporter whose full queue makes export() wait (block_on_overflow) is backpressure, not a hang
-            timeout = None if getattr(exporter, "waits_for_room", False) else self._cfg.export_timeout
-            try:
+            with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(timeout):
-                    await exporter.export(batch)
-            except TimeoutError:
-                self._tm.export_failures.labels(exporter.id, "timeout").inc()
-                self._log.log(logging.WARNING, f"exp-timeout:{exporter.id}", "exporter %s timed out", exporter.id)
-            except Exception as err:
-                self._tm.export_failures.labels(exporter.id, type(err).__name__).inc()
-                self._log.log(
-                    logging.WARNING, f"exp:{exporter.id}", "exporter %s failed: %s", exporter.id, err
-                )
+                    await self._submit_all(self._conversations.flush())
 
     async def drain(self, timeout: float) -> bool:
         """Wait until every queued case is scored and exported; False if the deadline passed first."""
-        try:
-            async with asyncio.timeout(timeout):
-                await self._queue.join()
-            return True
-        except TimeoutError:
-            return False
+        return await self._stage.drain(timeout)
 
     async def shutdown(self, timeout: float) -> None:
+        """Flush conversations, drain, then drop and count what is left, all within ``timeout`` (plus at most half
+        a second for cancelled workers to count what they held); metrics are closed within one more second."""
         if self._closed:
             return
         self._closed = True
-        await self.flush_conversations()
-        await self.drain(timeout)
-        for task in self._workers:
-            task.cancel()
-        for task in self._workers:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        while not self._queue.empty():
-            work = self._queue.get_nowait()
-            self._tm.cases_dropped.labels("shutdown").inc()
-            work.completion.release()
-            self._queue.task_done()
-        for metric in {id(b.metric): b.metric for b in self._bindings}.values():
-            try:
-                async with asyncio.timeout(1.0):
-                    await metric.aclose()
-            except Exception as err:  # closing must not stop the rest of the shutdown
-                logger.warning("metric %s did not close cleanly: %s", metric.name, err)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        await self.flush_conversations(timeout)
+        await self._stage.stop(max(0.0, deadline - loop.time()))
+        metrics = list({id(b.metric): b.metric for b in self._bindings}.values())
+        results = await asyncio.gather(*(_close(m) for m in metrics), return_exceptions=True)
+        for metric, result in zip(metrics, results, strict=True):
+            if isinstance(result, BaseException):  # closing must not stop the rest of the shutdown
+                logger.warning("metric %s did not close cleanly: %r", metric.name, result)
+
+
+async def _close(metric: BaseMetric) -> None:
+    async with asyncio.timeout(1.0):
+        await metric.aclose()

@@ -15,6 +15,11 @@ its metric would run, against the scores of the metrics already run on the case 
 asynchronous ones); a gated-out metric is skipped with reason ``sampled_out`` or ``condition_not_met``.
 ``gated=False`` (no binding has a gate) keeps the plain path free of any check.
 
+``begin(case, plan)`` runs what needs no waiting (the synchronous metrics; with gates, every wave up to the first
+asynchronous one) and returns those outcomes as a partial ``ScoredCase`` (None if there are none) with a
+``Remainder``; ``finish(case, plan, remainder)`` runs the rest and returns only the outcomes it produced. The two
+parts hold disjoint metric names, so the pipeline can export a case's cheap scores before its judged ones.
+
 ``plan(bindings)`` prepares what scoring a kind of case needs once (metric list, dimensions, bound duration
 histograms, whether anything is asynchronous or gated); the pipeline keeps one plan per kind of case and scores
 with it, so a case of synchronous, ungated metrics is scored in one inline pass (``score_inline``). ``score``
@@ -27,6 +32,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from evald.case import EvalCase, Score
@@ -46,6 +52,17 @@ _MISSING = "missing_"  # + the absent field a metric needs: missing_input, missi
 
 class _Skip(str):
     """An error-slot value that is really a deliberate skip: ``(None, _Skip(reason))``."""
+
+
+@dataclass(slots=True)
+class Remainder:
+    """What ``CaseScorer.begin`` left to run: the asynchronous metrics (plan indices) to await next and, for gated
+    plans, the scores so far, the evaluation order and where in it the next wave starts."""
+
+    pending: list[int]
+    scores: dict[str, Score] | None  # None: ungated, nothing runs after ``pending``
+    order: list[int]
+    start: int = 0
 
 
 class MetricPlan:
@@ -119,26 +136,61 @@ class CaseScorer:
         plan = bindings if isinstance(bindings, MetricPlan) else self.plan(bindings)
         if plan.inline:
             return self.score_inline(case, plan)
-        metrics = plan.metrics
         outcomes: dict[int, _Outcome] = {}
+        remainder = self._start(case, plan, outcomes)
+        await self._continue(case, plan, remainder, outcomes)
+        return self._assemble(case, plan, outcomes)
+
+    def begin(self, case: EvalCase, plan: MetricPlan) -> tuple[ScoredCase | None, Remainder]:
+        """Run what needs no waiting; the outcomes so far (None: none) and what ``finish`` must still run."""
+        outcomes: dict[int, _Outcome] = {}
+        remainder = self._start(case, plan, outcomes)
+        return (self._assemble(case, plan, outcomes) if outcomes else None), remainder
+
+    async def finish(self, case: EvalCase, plan: MetricPlan, remainder: Remainder) -> ScoredCase:
+        """Run what ``begin`` left; the result holds only the metrics run here."""
+        outcomes: dict[int, _Outcome] = {}
+        await self._continue(case, plan, remainder, outcomes)
+        return self._assemble(case, plan, outcomes)
+
+    def _start(self, case: EvalCase, plan: MetricPlan, outcomes: dict[int, _Outcome]) -> Remainder:
         if self._gated and any(b.gate is not None for b in plan.bindings):
-            await self._run_gated(case, plan.bindings, outcomes)
-        else:
-            pending = [(i, m) for i, m in enumerate(metrics) if m.is_async]
-            for i, metric in enumerate(metrics):
-                if not metric.is_async:
-                    outcomes[i] = self._run_sync(metric, case)
+            bindings = plan.bindings
+            remainder = Remainder([], {}, sorted(range(len(bindings)), key=lambda k: bindings[k].order))
+            remainder.pending = self._gated_waves(case, bindings, outcomes, remainder)
+            return remainder
+        pending: list[int] = []
+        for i, metric in enumerate(plan.metrics):
+            if metric.is_async:
+                pending.append(i)
+            else:
+                outcomes[i] = self._run_sync(metric, case)
+        return Remainder(pending, None, [])
+
+    async def _continue(
+        self, case: EvalCase, plan: MetricPlan, remainder: Remainder, outcomes: dict[int, _Outcome]
+    ) -> None:
+        bindings, pending = plan.bindings, remainder.pending
+        while pending:
             if len(pending) == 1:
-                i, metric = pending[0]
-                outcomes[i] = await self._run_async(metric, case)
-            elif pending:
-                results = await asyncio.gather(*(self._run_async(m, case) for _, m in pending))
-                outcomes.update(zip((i for i, _ in pending), results, strict=True))
+                results = [await self._run_async(bindings[pending[0]].metric, case)]
+            else:
+                results = list(await asyncio.gather(*(self._run_async(bindings[i].metric, case) for i in pending)))
+            for i, outcome in zip(pending, results, strict=True):
+                outcomes[i] = outcome
+                if remainder.scores is not None and outcome[0] is not None:
+                    remainder.scores[bindings[i].metric.name] = outcome[0]
+            pending = [] if remainder.scores is None else self._gated_waves(case, bindings, outcomes, remainder)
+        remainder.pending = []
+
+    def _assemble(self, case: EvalCase, plan: MetricPlan, outcomes: dict[int, _Outcome]) -> ScoredCase:
         scores: list[Score] = []
         skipped: list[tuple[str, str]] = []
         errors: list[tuple[str, str]] = []
-        for i, metric in enumerate(metrics):
-            result, error = outcomes[i]
+        for i, metric in enumerate(plan.metrics):
+            if (outcome := outcomes.get(i)) is None:
+                continue
+            result, error = outcome
             if isinstance(error, _Skip):
                 skipped.append((metric.name, str(error)))
                 self._count_skip(metric.name, str(error))
@@ -151,20 +203,19 @@ class CaseScorer:
                 scores.append(result)
         return new_scored_case(case, tuple(scores), tuple(skipped), tuple(errors), plan.dimensions)
 
-    async def _run_gated(
-        self, case: EvalCase, bindings: Sequence[MetricBinding], outcomes: dict[int, _Outcome]
-    ) -> None:
-        """Run wave by wave (sync metrics of a wave inline, then its async ones together), each gate checked
-        against the scores so far."""
-        scores: dict[str, Score] = {}
-        order = sorted(range(len(bindings)), key=lambda k: bindings[k].order)
-        start = 0
-        while start < len(order):
-            wave = bindings[order[start]].wave
+    def _gated_waves(
+        self, case: EvalCase, bindings: Sequence[MetricBinding], outcomes: dict[int, _Outcome], at: Remainder
+    ) -> list[int]:
+        """Run waves from ``at.start`` (sync metrics of a wave inline, each gate checked against the scores so far)
+        until one has asynchronous metrics to await: returns their indices (empty when every wave ran)."""
+        assert at.scores is not None
+        scores, order = at.scores, at.order
+        while at.start < len(order):
+            wave = bindings[order[at.start]].wave
             pending: list[int] = []
-            while start < len(order) and bindings[order[start]].wave == wave:
-                i = order[start]
-                start += 1
+            while at.start < len(order) and bindings[order[at.start]].wave == wave:
+                i = order[at.start]
+                at.start += 1
                 binding = bindings[i]
                 reason = binding.gate.blocked(case, scores) if binding.gate is not None else None
                 if reason is not None:
@@ -175,11 +226,9 @@ class CaseScorer:
                     outcomes[i] = self._run_sync(binding.metric, case)
                     if (result := outcomes[i][0]) is not None:
                         scores[binding.metric.name] = result
-            results = await asyncio.gather(*(self._run_async(bindings[i].metric, case) for i in pending))
-            for i, outcome in zip(pending, results, strict=True):
-                outcomes[i] = outcome
-                if outcome[0] is not None:
-                    scores[bindings[i].metric.name] = outcome[0]
+            if pending:
+                return pending
+        return []
 
     def _run_sync(self, metric: BaseMetric, case: EvalCase) -> _Outcome:
         if (missing := _missing(metric, case)) is not None:

@@ -92,12 +92,13 @@ async def test_scores_skips_and_errors_are_kept_apart() -> None:
     )
     await pipe.start()
     await pipe.on_trace(trace(), Completion([]))
-    await exporter.wait_for(1, timeout=5)
-    scored = exporter.cases[0]
-    assert [s.name for s in scored.scores] == ["always"]
-    assert scored.skipped == (("never", "not_applicable"),)
-    assert dict(scored.errors).keys() == {"explodes", "hangs"}
-    assert "boom" in dict(scored.errors)["explodes"] and "timed out" in dict(scored.errors)["hangs"]
+    await exporter.wait_for(2, timeout=5)  # the cheap part, then the judged part of the same case
+    cheap, judged = exporter.cases
+    assert [s.name for s in cheap.scores] == ["always"]
+    assert cheap.skipped == (("never", "not_applicable"),)
+    assert dict(cheap.errors).keys() == {"explodes"} and "boom" in dict(cheap.errors)["explodes"]
+    assert judged.case is cheap.case and not judged.scores and not judged.skipped
+    assert dict(judged.errors).keys() == {"hangs"} and "timed out" in dict(judged.errors)["hangs"]
     assert sample(tm, "evald_metric_errors_total", metric="explodes", reason="exception") == 1
     assert sample(tm, "evald_metric_errors_total", metric="hangs", reason="timeout") == 1
     await pipe.shutdown(1)
