@@ -13,6 +13,7 @@ Failure semantics:
   with ``PermanentError``): counted, logged once with its topic/partition/offset and skipped; with ``dead_letter``
   it is first copied to the dead-letter topic and its offset is done only once the copy is acknowledged or given up
   (kafka_dlq.py); the partition goes on either way;
+* a record larger than the window can ever hold goes on in parts that fit (``TraceWindow.split``), each as below;
 * window full (``QueueFullError``): every assigned partition is paused, the record is retried after ``backoff`` (or
   the window's hint) while the consumer keeps polling (so it stays in the group), and the partitions resume once it
   is accepted; at most one fetched batch is held, never an unbounded buffer;
@@ -22,11 +23,7 @@ Failure semantics:
   evaluated here from an earlier assignment is not handed on again and is done when that evaluation is;
 * ``shutdown(timeout)``: stop fetching, wait up to ``timeout`` for in-flight records, commit what is done, close.
 
-Self-metrics: ``evald_kafka_records_total{receiver,topic}``, ``evald_kafka_poison_records_total{receiver,topic}``,
-``evald_kafka_commits_total{receiver,outcome}``, ``evald_kafka_rebalances_total{receiver,kind}``,
-``evald_kafka_paused_partitions{receiver}``, ``evald_kafka_assigned_partitions{receiver}``,
-``evald_kafka_consumer_lag{receiver,topic,partition}`` (kafka_lag.py), ``evald_kafka_dead_letter_total{receiver,
-outcome}`` (kafka_dlq.py), plus ``evald_receiver_accepted_spans_total{transport="kafka"}``.
+Self-metrics: ``evald_kafka_*`` (kafka_config.kafka_metrics, kafka_lag.py, kafka_dlq.py; docs/kafka.md).
 """
 
 from __future__ import annotations
@@ -241,27 +238,30 @@ class KafkaReceiver:
             batch = SignalBatch(spans=tuple(converted.records), delivery=delivery, source=self.id)
         else:
             batch = SignalBatch(logs=tuple(converted.records), delivery=delivery, source=self.id)
-        while True:
-            try:
-                result = self._next.consume(batch)
-            except QueueFullError as err:
-                if not await self._wait_for_room(err.retry_after, offsets):
-                    return  # revoked or stopping: left uncommitted, re-read later
-                continue
-            except PermanentError as err:
-                await self._dead.handle(record, f"refused by the window: {err}", offsets)
-                return
-            except Exception as err:
-                _errors.log(logging.ERROR, f"{self.id}:consume:{type(err).__name__}",
-                            "%s: unexpected error handing %s[%d]@%d on, skipped: %r", self.id, record.topic,
-                            record.partition, offset, err)
-                offsets.skip(offset)
-                self._dirty.set()
-                return
-            break
+        split = getattr(self._next, "split", None)  # a record larger than the window can hold: in parts that fit
+        rejected = 0
+        for part in split(batch) if callable(split) else [batch]:
+            while True:
+                try:
+                    result = self._next.consume(part)
+                except QueueFullError as err:
+                    if not await self._wait_for_room(err.retry_after, offsets):
+                        return  # revoked or stopping: left uncommitted, re-read later
+                    continue
+                except PermanentError as err:
+                    await self._dead.handle(record, f"refused by the window: {err}", offsets)
+                    return
+                except Exception as err:
+                    _errors.log(logging.ERROR, f"{self.id}:consume:{type(err).__name__}",
+                                "%s: unexpected error handing %s[%d]@%d on, skipped: %r", self.id, record.topic,
+                                record.partition, offset, err)
+                    offsets.skip(offset)
+                    self._dirty.set()
+                    return
+                break
+            rejected += result.rejected_spans if signal == "traces" else result.rejected_logs
         self._resume()
         offsets.start(offset)
-        rejected = result.rejected_spans if signal == "traces" else result.rejected_logs
         (self._tm.refused_spans if signal == "traces" else self._tm.refused_logs).labels(
             self.id, "kafka", "consumer_rejected").inc(rejected)
         counter = self._tm.accepted_spans if signal == "traces" else self._tm.accepted_logs
