@@ -11,7 +11,8 @@ queued again in their original order, ahead of anything new; they may have been 
 died (at-least-once: the network exporters' ids make a resend an upsert, the Kafka exporter's records may repeat).
 
 Bounds: ``queue_size`` items waiting (as in memory) and ``max_megabytes`` of items on disk, in flight included.
-Failure semantics: a file that cannot be opened or read (corrupt, wrong format) is renamed ``*.corrupt-<time>``,
+Failure semantics: a directory that cannot be written, or a file another process holds (one evald per file),
+fails startup with an ``OSError`` naming the exporter and the key. A file that cannot be read (corrupt, wrong format) is renamed ``*.corrupt-<time>``,
 logged, and a new one is started, so evald still starts; a row that no longer decodes (written by an incompatible
 version) is deleted and logged. A failed write propagates to the intake, which logs it and retries while the
 pipeline waits (evald/exporters/sending_intake.py); a failed read is logged and retried a second later; a failed
@@ -59,6 +60,7 @@ class SqliteBuffer(Generic[T]):
                  codec: tuple[Callable[[T], bytes], Callable[[bytes], T]],
                  size_of: Callable[[T], int]) -> None:
         self.path = queue_file(config.directory, exporter_id)
+        self._exporter_id = exporter_id
         self._encode, self._decode = codec
         self._size_of = size_of
         self._db: sqlite3.Connection | None = None
@@ -83,7 +85,12 @@ class SqliteBuffer(Generic[T]):
 
     async def open(self) -> None:
         if self._db is None:
-            self._waiting, self._stored = await self._run(self._open)
+            try:
+                self._waiting, self._stored = await self._run(self._open)
+            except (OSError, sqlite3.Error) as err:  # evald run reports an OSError as "cannot start" (exit 1)
+                hint = "; is another evald using this directory?" if "locked" in str(err) else ""
+                raise OSError(f"exporter {self._exporter_id}: sending_queue.storage: cannot open {self.path} "
+                              f"({err}{hint})") from err
             self._cursor = 0
             if self._waiting:
                 logger.info("persistent queue %s: %d item(s) from an earlier run will be sent", self.path,

@@ -105,8 +105,12 @@ async def test_a_corrupt_file_is_moved_aside_and_a_second_process_is_refused(tmp
     assert await q.drain(5)
     assert [p.name for p in path.parent.iterdir() if ".corrupt-" in p.name]
     other = make(tmp_path, send)
-    with pytest.raises(sqlite3.OperationalError):  # the first queue holds the file (locking_mode=EXCLUSIVE)
+    with pytest.raises(OSError, match="is another evald using this directory"):  # locking_mode=EXCLUSIVE
         await other.start()
+    unwritable = SendingQueue(ID, send, Telemetry(), retry=RetryOnFailureConfig(), timeout=1, codec=(bytes, bytes),
+                              queue=SendingQueueConfig(storage=QueueStorageConfig(directory="/proc/evald-queue")))
+    with pytest.raises(OSError, match="langfuse/disk: sending_queue.storage: cannot open /proc/evald-queue/"):
+        await unwritable.start()
     await q.shutdown(1)
 
 
