@@ -12,12 +12,12 @@ died (at-least-once: the network exporters' ids make a resend an upsert, the Kaf
 
 Bounds: ``queue_size`` items waiting (as in memory) and ``max_megabytes`` of items on disk, in flight included.
 Failure semantics: a directory that cannot be written, or a file another process holds (one evald per file),
-fails startup with an ``OSError`` naming the exporter and the key. A file that cannot be read (corrupt, wrong format) is renamed ``*.corrupt-<time>``,
-logged, and a new one is started, so evald still starts; a row that no longer decodes (written by an incompatible
-version) is deleted and logged. A failed write propagates to the intake, which logs it and retries while the
-pipeline waits (evald/exporters/sending_intake.py); a failed read is logged and retried a second later; a failed
-delete is logged and leaves the rows, which a later start sends again (at least once). Every sqlite call runs on
-one worker thread, never on the event loop.
+fails startup with an ``OSError`` naming the exporter and the key. A file that cannot be read (corrupt, wrong
+format) is renamed ``*.corrupt-<time>``, logged, and a new one is started, so evald still starts; a row that no
+longer decodes (written by an incompatible version) is deleted and logged. A failed write propagates to the
+intake, which logs it and retries while the pipeline waits (evald/exporters/sending_intake.py); a failed read is
+logged and retried a second later; a failed delete is logged and leaves the rows, which a later start sends again
+(at least once). Every sqlite call runs on one worker thread, never on the event loop.
 """
 
 from __future__ import annotations
