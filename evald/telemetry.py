@@ -1,12 +1,15 @@
 """evald's self-metrics and health state, on one prometheus_client registry per service instance.
 
 Every drop point in the pipeline has a counter with a ``reason`` label; labels are always low-cardinality
-(never a trace id or any text from a span). Tests create their own ``Telemetry`` so nothing is global.
+(never a trace id or any text from a span). Tests create their own ``Telemetry`` so nothing is global, except
+one process-wide default set on import: no ``*_created`` series (one per counter/histogram child, never queried),
+unless the environment sets ``PROMETHEUS_DISABLE_CREATED_SERIES`` (prometheus_client's switch) either way.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 import weakref
@@ -14,10 +17,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
-from prometheus_client import CollectorRegistry, Counter, Gauge
+from prometheus_client import CollectorRegistry, Counter, Gauge, disable_created_metrics
 
 from evald.loop_histogram import LoopHistogram
 from evald.pipeline.case_queue import WaitHistogram
+
+if "PROMETHEUS_DISABLE_CREATED_SERIES" not in os.environ:
+    disable_created_metrics()  # type: ignore[no-untyped-call]  # evald default; PROMETHEUS_DISABLE_... wins if set
 
 _DURATION_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 _QUEUE_WAIT_BUCKETS = (

@@ -39,7 +39,7 @@ def dashboard() -> dict[str, Any]:
             f'{{{SEL}, outcome=~"pass|fail", dimension!="safety"}}[$__range]))', "{{metric}} ({{dimension}})")],
             0, 0, unit="percentunit", description="Aggregated from the counters; safety is on its own panel."),
         panel(2, "Safety pass rate (never averaged with quality)", [(
-            f'evald_pass_rate{{{SEL}, dimension="safety"}}', "{{metric}} {{service_name}}")], 12, 0,
+            f'evald_pass_rate_ratio{{{SEL}, dimension="safety"}}', "{{metric}} {{service_name}}")], 12, 0,
             unit="percentunit"),
         panel(3, "Score distribution (p50 / p10) — exemplars link to traces", [
             (f'histogram_quantile(0.5, sum by (le, metric) (rate(evald_score_bucket{{{SEL}}}[$__rate_interval])))',

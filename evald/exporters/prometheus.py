@@ -2,23 +2,29 @@
 
 Config keys (``exporters.prometheus``):
   endpoint          ``host:port`` of ``/metrics``, ``/healthz``, ``/readyz`` (default ``0.0.0.0:9464``)
-  pass_rate_window  length of the rolling window of ``evald_pass_rate`` (duration, default ``5m``)
+  pass_rate_window  length of the rolling window of ``evald_pass_rate_ratio`` (duration, default ``5m``)
+  baseline_window, regression_margin, regression_min_evaluations   the online baseline (prometheus_table.py)
   max_series        cap on distinct (metric, dimension, scope, service_name, model) label sets (default 10000)
   score_buckets     upper bounds of the ``evald_score`` histogram (default 0.1, 0.2, ... 1.0; ``+Inf`` is implicit)
   const_labels      extra labels put on every score series, e.g. ``{env: prod}``
 
 Series (docs/prometheus.md): ``evald_evaluations_total`` (outcome = pass, fail, skipped, error), ``evald_score``
-(histogram), ``evald_pass_rate`` (passes / (passes + fails) over the window), ``evald_pass_rate_window_seconds``
-and the self-metric ``evald_exporter_series_overflow_total{exporter}``.
+(histogram), ``evald_pass_rate_ratio`` (passes / (passes + fails) over the window), ``evald_pass_rate_window_seconds``,
+``evald_pass_rate_baseline_ratio``, ``evald_pass_rate_regression`` and the self-metric
+``evald_exporter_series_overflow_total{exporter}``. ``evald_pass_rate`` and ``evald_pass_rate_baseline``, the
+names before the unit suffix, are still exported with the same samples for one release (deprecated;
+``DEPRECATED_NAMES``).
 
 Labels come only from the metric name, its dimension, the case scope, ``service.name`` and the model; a missing
 service name or model is the empty label value (which Prometheus treats as an absent label). Label values are
 cut at 128 characters. Trace ids, span ids and span text never become labels; instead, in the OpenMetrics
-exposition every ``evald_score`` bucket carries an exemplar ``{trace_id, span_id}`` of the latest evaluation that
-landed in it, so a dashboard can link a regression to the traces behind it. Label sets beyond
+exposition every ``evald_score`` bucket and every ``evald_evaluations_total`` outcome carries an exemplar
+``{trace_id, span_id}`` of the latest evaluation that landed in it, so a dashboard can link a regression (or an
+error) to the traces behind it. Label sets beyond
 ``max_series`` fold into ``service_name="__overflow__", model="__overflow__"`` and every folded evaluation is
 counted. The pass-rate window is kept as fixed time buckets (at most 60 per label set), so memory is bounded;
-a label set with no pass/fail in the window has no ``evald_pass_rate`` sample at all (never a stale value).
+a label set with no pass/fail in the window has no ``evald_pass_rate_ratio`` sample at all (never a stale value).
+No family here has a ``_created`` sample (evald turns prometheus_client's off too: evald/telemetry.py).
 
 Failure semantics: pull-based, so no queue and no retry; ``export`` only updates a bounded in-memory table and
 never raises for data; series are built fresh on every scrape by a ``prometheus_client`` collector registered
@@ -34,7 +40,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
-from prometheus_client.samples import Exemplar
+from prometheus_client.samples import Exemplar, Sample
 from pydantic import Field, field_validator
 
 from evald.config.base import ComponentConfig, Duration, Endpoint
@@ -46,14 +52,18 @@ SCORE_LABELS = ("metric", "dimension", "scope", "service_name", "model")
 DEFAULT_BUCKETS = tuple(round(i / 10, 1) for i in range(1, 11))
 _LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _RESERVED = frozenset({*SCORE_LABELS, "outcome", "le", "exporter"})
-
+#: old name -> new name: exported with the same samples for one release after the rename to unit-suffixed names
+DEPRECATED_NAMES = {
+    "evald_pass_rate": "evald_pass_rate_ratio",
+    "evald_pass_rate_baseline": "evald_pass_rate_baseline_ratio",
+}
 
 
 class PrometheusExporterConfig(ComponentConfig):
     endpoint: Endpoint = Field("0.0.0.0:9464", description="Where /metrics (with /healthz, /readyz) is served.")
-    pass_rate_window: Duration = Field(300.0, description="Window of the rolling `evald_pass_rate` gauge.")
+    pass_rate_window: Duration = Field(300.0, description="Window of the rolling `evald_pass_rate_ratio` gauge.")
     baseline_window: Duration = Field(
-        86400.0, description="Window of the online baseline `evald_pass_rate_baseline` (0 disables it)."
+        86400.0, description="Window of the online baseline `evald_pass_rate_baseline_ratio` (0 disables it)."
     )
     regression_margin: float = Field(
         0.1, ge=0.0, le=1.0, description="`evald_pass_rate_regression` is 1 when the pass rate is this far below "
@@ -115,11 +125,12 @@ class _ScoreCollector:
             ),
             HistogramMetricFamily("evald_score", "Distribution of score values (0..1).", labels=names),
             GaugeMetricFamily(
-                "evald_pass_rate", "Share of passing scores over the last pass_rate_window (absent if none).",
+                "evald_pass_rate_ratio", "Share of passing scores over the last pass_rate_window (absent if none).",
                 labels=names,
             ),
             GaugeMetricFamily(
-                "evald_pass_rate_window_seconds", "Length of the evald_pass_rate window.", labels=self._const_names
+                "evald_pass_rate_window_seconds", "Length of the evald_pass_rate_ratio window.",
+                labels=self._const_names
             ),
         )
 
@@ -132,14 +143,20 @@ class _ScoreCollector:
         evaluations, scores, pass_rate, window = self._families()
         const = self._const_values
         with table.lock:
-            outcomes = [(k, list(v)) for k, v in table.outcomes.items()]
+            linked = table.outcome_exemplars
+            outcomes = [(k, list(v), list(linked[k])) for k, v in table.outcomes.items()]
             histograms = [(k, list(h.counts), h.total, list(h.exemplars)) for k, h in table.histograms.items()]
             rates = table.pass_rates()
             baselines = table.baseline_states() if table.cfg.baseline_window > 0 else []
             overflowed = table.overflowed
-        for key, counts in outcomes:
-            for outcome, count in zip(OUTCOMES, counts, strict=True):
-                evaluations.add_metric([*key, outcome, *const], count)
+        label_names = [*SCORE_LABELS, "outcome", *self._const_names]
+        for key, counts, latest in outcomes:
+            for outcome, count, last in zip(OUTCOMES, counts, latest, strict=True):
+                # built as a Sample: CounterMetricFamily.add_metric takes an exemplar only in recent prometheus_client
+                exemplar = None if last is None else Exemplar({"trace_id": last[0], "span_id": last[1]}, 1.0, last[3])
+                evaluations.samples.append(Sample("evald_evaluations_total",
+                                                  dict(zip(label_names, [*key, outcome, *const], strict=True)),
+                                                  float(count), None, exemplar))
         le = [*(repr(float(b)) for b in table.bounds), "+Inf"]
         for key, counts, total, exemplars in histograms:
             cumulative: list[Any] = []
@@ -158,13 +175,13 @@ class _ScoreCollector:
             pass_rate.add_metric([*key, *const], rate)
         window.add_metric(list(const), table.cfg.pass_rate_window)
         names = [*SCORE_LABELS, *self._const_names]
-        baseline = GaugeMetricFamily("evald_pass_rate_baseline",
+        baseline = GaugeMetricFamily("evald_pass_rate_baseline_ratio",
                                      "Share of passing scores over the last baseline_window (the online baseline).",
                                      labels=names)
         regression = GaugeMetricFamily(
             "evald_pass_rate_regression",
-            "1 when evald_pass_rate is more than regression_margin below evald_pass_rate_baseline (both windows "
-            "holding at least regression_min_evaluations), else 0.", labels=names)
+            "1 when evald_pass_rate_ratio is more than regression_margin below evald_pass_rate_baseline_ratio (both "
+            "windows holding at least regression_min_evaluations), else 0.", labels=names)
         for key, rate, flag in baselines:
             baseline.add_metric([*key, *const], rate)
             regression.add_metric([*key, *const], flag)
@@ -174,9 +191,17 @@ class _ScoreCollector:
             labels=["exporter"],
         )
         overflow.add_metric([self._exporter_id], overflowed)
-        yield from (evaluations, scores, pass_rate, window, overflow)
+        yield from (evaluations, scores, pass_rate, _deprecated(pass_rate), window, overflow)
         if table.cfg.baseline_window > 0:
-            yield from (baseline, regression)
+            yield from (baseline, _deprecated(baseline), regression)
+
+
+def _deprecated(family: GaugeMetricFamily) -> GaugeMetricFamily:
+    """The family under its pre-rename name (``DEPRECATED_NAMES``), same samples; removed in the next release."""
+    old = next(name for name, new in DEPRECATED_NAMES.items() if new == family.name)
+    copy = GaugeMetricFamily(old, f"DEPRECATED, removed in the next release: use {family.name}. {family.documentation}")
+    copy.samples = [sample._replace(name=old) for sample in family.samples]
+    return copy
 
 
 class PrometheusExporter:

@@ -1,4 +1,4 @@
-"""The Prometheus exporter's bounded score table: outcome counts, histograms with exemplars, rolling windows.
+"""The Prometheus exporter's bounded score table: outcome counts and histograms with exemplars, rolling windows.
 
 Written by the exporter on the event loop and snapshotted by the registry's collector from the scrape thread,
 under one lock. Memory is bounded: at most ``max_series`` label sets, each with fixed-size histograms and at most 60
@@ -70,11 +70,13 @@ class Window:
 class Series:
     """What one label set holds; the histogram and windows exist once it has seen a score."""
 
-    __slots__ = ("key", "counts", "hist", "window", "baseline")
+    __slots__ = ("key", "counts", "exemplars", "hist", "window", "baseline")
 
     def __init__(self, key: Key) -> None:
         self.key = key  # the label set it is reported under (an overflow key for the label sets folded into it)
         self.counts = [0, 0, 0, 0]  # per OUTCOMES
+        #: per OUTCOMES, the latest evaluation with that outcome: (trace_id, span_id, score or 1.0, unix time) or None
+        self.exemplars: list[Exemplar | None] = [None, None, None, None]
         self.hist: Histogram | None = None
         self.window: Window | None = None
         self.baseline: Window | None = None
@@ -94,6 +96,7 @@ class ScoreTable:
         self.series: dict[Key, Series] = {}
         self.admitted = 0  # label sets admitted under max_series (overflow sets not counted)
         self.outcomes: dict[Key, list[int]] = {}
+        self.outcome_exemplars: dict[Key, list[Exemplar | None]] = {}
         self.histograms: dict[Key, Histogram] = {}
         self.windows: dict[Key, Window] = {}
         self.overflowed = 0
@@ -127,6 +130,7 @@ class ScoreTable:
                 return series
         series = self.series[key] = Series(key)
         self.outcomes[key] = series.counts
+        self.outcome_exemplars[key] = series.exemplars
         return series
 
     def record(self, key: Key, outcome: int, value: float | None = None, indices: tuple[int, int] | None = None,
@@ -137,6 +141,8 @@ class ScoreTable:
         """
         series = self.series.get(key) or self._series(key)
         series.counts[outcome] += 1
+        if exemplar is not None:
+            series.exemplars[outcome] = exemplar
         if value is None:
             return
         hist = series.hist
@@ -161,8 +167,8 @@ class ScoreTable:
             baseline.slide(long_index, self.baseline_buckets, outcome == PASS)
 
     def record_batch(self, batch: Sequence[ScoredCase], now: float) -> None:
-        """Every score (with an exemplar linking its trace and span, stamped ``now``), skip and error of a batch,
-        under the lock."""
+        """Every score, skip and error of a batch, under the lock; each with an exemplar linking its trace and span,
+        stamped ``now`` (for the outcome counter, and for a score's histogram bucket)."""
         with self.lock:
             indices = self.indices()
             for scored in batch:
@@ -173,10 +179,12 @@ class ScoreTable:
                     key = (label(score.name), str(score.dimension), scope, service, model)  # str(): not the slow .value
                     exemplar = (case.trace_id, case.span_id or "", score.value, now) if linked else None
                     self.record(key, PASS if score.passed else FAIL, score.value, indices, exemplar)
+                linked_only = (case.trace_id, case.span_id or "", 1.0, now) if linked else None
                 for outcome, entries in ((SKIPPED, scored.skipped), (ERROR, scored.errors)):
                     for name, _reason in entries:
                         dimension = label(scored.metric_dimensions.get(name, ""))
-                        self.record((label(name), dimension, scope, service, model), outcome)
+                        self.record((label(name), dimension, scope, service, model), outcome, None, None,
+                                    linked_only)
 
     def baseline_states(self) -> list[tuple[Key, float, int]]:
         """Per label set: (baseline pass rate, regression flag 0/1) over ``baseline_window``; empty ones dropped."""
