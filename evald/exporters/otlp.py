@@ -12,7 +12,8 @@ Config keys (``exporters.otlp[/name]``):
   export_interval        how often the metrics are pushed (default 15s)
   max_export_batch_size  events per export request (default 512)
   sending_queue, retry_on_failure   the shared sending helper's blocks for the events (evald/exporters/sending.py),
-                         the same keys and semantics as the langfuse and kafka exporters
+                         the same keys and semantics as the langfuse and kafka exporters (``max_queue_size`` is a
+                         deprecated alias of ``sending_queue.queue_size``; ``schedule_delay`` is ignored)
   max_attribute_sets     distinct metric attribute sets kept (default 2000); beyond it ``__overflow__`` (counted)
   metrics / events       switch either signal off
 
@@ -44,7 +45,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, Self
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self
 from urllib.parse import urlparse
 
 from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
@@ -135,6 +136,26 @@ class OTLPExporterConfig(ComponentConfig):
     )
     metrics: bool = Field(True, description="Send the score histogram and the evaluation counter.")
     events: bool = Field(True, description="Send one `gen_ai.evaluation.result` log record per score.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _deprecated_keys(cls, data: Any) -> Any:
+        """``max_queue_size`` (before 2026-11-26) is ``sending_queue.queue_size``; ``schedule_delay`` is ignored
+        (the sending queue sends as soon as events wait). Both are accepted with a warning for one release."""
+        if not isinstance(data, dict) or not ({"max_queue_size", "schedule_delay"} & data.keys()):
+            return data
+        data = dict(data)
+        if "schedule_delay" in data:
+            data.pop("schedule_delay")
+            logger.warning("exporters.otlp.schedule_delay is deprecated and ignored (events are sent as they wait)")
+        if "max_queue_size" in data:
+            size = data.pop("max_queue_size")
+            queue = data.get("sending_queue")
+            if isinstance(queue, dict) and "queue_size" in queue:
+                raise ValueError("set sending_queue.queue_size or its deprecated alias max_queue_size, not both")
+            data["sending_queue"] = {**(queue if isinstance(queue, dict) else {}), "queue_size": size}
+            logger.warning("exporters.otlp.max_queue_size is deprecated: use sending_queue.queue_size")
+        return data
 
     @field_validator("endpoint")
     @classmethod

@@ -127,6 +127,15 @@ async def test_shutdown_without_start_and_twice_is_safe() -> None:
     await exporter.shutdown(1.0)
 
 
+def test_the_old_queue_keys_are_deprecated_aliases(caplog: pytest.LogCaptureFixture) -> None:
+    config = OTLPExporterConfig.model_validate({"max_queue_size": 600, "schedule_delay": "1s",
+                                                "sending_queue": {"num_consumers": 2}})
+    assert (config.sending_queue.queue_size, config.sending_queue.num_consumers) == (600, 2)
+    assert "max_queue_size is deprecated" in caplog.text and "schedule_delay is deprecated" in caplog.text
+    with pytest.raises(ValidationError, match="not both"):
+        OTLPExporterConfig.model_validate({"max_queue_size": 300, "sending_queue": {"queue_size": 5}})
+
+
 def test_bad_values_raise_validation_errors() -> None:
     with pytest.raises(ValidationError):
         OTLPExporterConfig.model_validate({"max_attribute_sets": 0})
