@@ -18,10 +18,11 @@ after the Collector's ``confighttp`` server settings (Go ``http.Server``) where 
 At the cap, a new connection takes the place of the oldest connection that is not in a request (idle keep-alive,
 or still sending its headers), which is closed (``evicted``), as nginx reuses idle keep-alive connections; when
 every connection is in a request, the new one gets ``503`` with ``Connection: close`` (refused ``max_connections``).
-When ``accept()`` fails for lack of descriptors (EMFILE/ENFILE) or kernel memory, the listener stops accepting for
-a short back-off (50 ms doubling to 1 s), closes up to 16 of the process's oldest idle connections (any guarded
-listener) to free descriptors, counts it and logs one WARNING per listener at most every 30 s. asyncio's own accept
-loop would log a traceback for every failed ``accept()`` (thousands of lines a second; listener.py explains why).
+When ``accept()`` fails for lack of descriptors (EMFILE/ENFILE) or kernel memory, the listener closes up to 16 of
+the process's oldest idle connections (of any guarded listener) to free descriptors, stops accepting for 50 ms
+(doubling to 1 s while nothing could be freed), counts it and logs one WARNING per listener at most every 30 s.
+asyncio's own accept loop would log a traceback for every failed ``accept()`` (thousands of lines a second;
+listener.py explains why).
 
 Self-metrics (``listener`` is ``otlp/http`` style receiver ids or ``admin``): ``evald_listener_connections``
 (gauge, open now), ``evald_listener_connections_accepted_total``, ``evald_listener_connections_closed_total{reason}``

@@ -143,7 +143,7 @@ class GuardedSite(web.BaseSite):
                  self._pause, freed)
         loop.remove_reader(sock.fileno())
         self._paused = loop.call_later(self._pause, self._resume, sock)
-        self._pause = min(PAUSE_MAX, self._pause * 2)
+        self._pause = PAUSE_MIN if freed else min(PAUSE_MAX, self._pause * 2)  # back off while nothing can be freed
 
     def _resume(self, sock: Any) -> None:
         self._paused = None

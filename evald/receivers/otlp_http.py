@@ -96,6 +96,7 @@ class OTLPHttpReceiver:
         self.bound_port: int | None = None
         self._component_id = component_id
         self._telemetry = telemetry
+        self.connections: ListenerState | None = None  # the listener's connections and limits, once started
         self._runner: web.AppRunner | None = None
         self._ingestor: Ingestor | None = None
         self._auth: Authenticator | None = None
@@ -110,7 +111,7 @@ class OTLPHttpReceiver:
             self._auth = Authenticator(self.config.auth, self._telemetry, receiver=self._component_id, transport="http")
         tls = self.config.tls
         ssl_context = server_ssl_context(tls) if tls is not None else None
-        listener = ListenerState(self.id, self.config, self._telemetry, auto_max_connections())
+        listener = self.connections = ListenerState(self.id, self.config, self._telemetry, auto_max_connections())
         app = web.Application(middlewares=[guard_middleware(listener)])
         app.router.add_post("/v1/traces", self._traces)
         app.router.add_post("/v1/logs", self._logs)
@@ -191,6 +192,9 @@ class OTLPHttpReceiver:
                 text = f"request body not received within read_timeout ({self.config.read_timeout:g}s)"
                 response = _status(408, code_pb2.DEADLINE_EXCEEDED, text, encoding, None, {"Connection": "close"})
                 response.force_close()
+                await response.prepare(request)
+                await response.write_eof()
+                request.protocol.force_close()  # now: aiohttp would otherwise linger up to 10 s reading the body
                 return response
             rejected, message = await ingestor.ingest_body(body, encoding, signal)
         except BodyTooLarge as err:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -241,6 +242,7 @@ async def test_unexpected_error_is_500_and_the_server_keeps_serving(
     response = await server.client.post("/v1/traces", content=trace_request().SerializeToString(), headers=PB)
     assert response.status_code == 500 and _status(response).code == code_pb2.INTERNAL
     assert "unexpected error" in caplog.text
+    assert server.metric("evald_receiver_requests_total", outcome="internal_error") == 1
     response = await server.client.post("/v1/traces", content=trace_request().SerializeToString(), headers=PB)
     assert response.status_code == 200 and len(server.consumer.spans) == 1
 
@@ -284,3 +286,28 @@ async def test_client_disconnect_mid_body_is_not_an_internal_error(
     assert "unexpected error" not in caplog.text and server.consumer.calls == 0
     response = await server.client.post("/v1/traces", content=trace_request().SerializeToString(), headers=PB)
     assert response.status_code == 200
+
+
+LONE_SURROGATE = {
+    # a field name: protobuf's C decoder fails on it with SystemError (was 500, uncounted)
+    "name": b'{"resourceSpans":[{"\\ud800":1}]}',
+    # an enum value echoed in the error message (the 400 answer could not be encoded: aiohttp's traceback, uncounted)
+    "echoed": b'{"resourceSpans":"\\ud800"}',
+    # a string value (protobuf refuses it: 400 already)
+    "value": json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{
+        "traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174", "name": "\ud800"}]}]}]}).encode(),
+}
+
+
+@pytest.mark.parametrize("body", LONE_SURROGATE.values(), ids=LONE_SURROGATE.keys())
+async def test_a_lone_surrogate_in_json_is_400_counted_and_logs_no_traceback(
+    server: Server, body: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    for _ in range(3):
+        response = await server.client.post("/v1/traces", content=body, headers=JSON)
+        assert response.status_code == 400 and response.json()["code"] == code_pb2.INVALID_ARGUMENT
+        response.content.decode("utf-8")  # valid UTF-8 JSON, whatever was echoed
+    assert server.metric("evald_receiver_requests_total", outcome="invalid_argument") == 3
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    ok = await server.client.post("/v1/traces", content=json.dumps(SPAN_JSON), headers=JSON)
+    assert ok.status_code == 200

@@ -148,3 +148,10 @@ _json_values = st.recursive(
 def test_any_json_either_parses_or_raises_value_error(doc: dict[str, Any]) -> None:
     with contextlib.suppress(ValueError):
         parse_traces_json(json.dumps(doc))
+
+
+@pytest.mark.parametrize("body", [b'{"resourceSpans":[{"\\ud800":1}]}', b'{"\\ud800":{}}',
+                                  b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"kind":"\\ud800"}]}]}]}'])
+def test_a_lone_surrogate_in_a_name_or_enum_is_a_value_error(body: bytes) -> None:
+    with pytest.raises(ValueError, match="not valid Unicode"):
+        parse_traces_json(body)
