@@ -56,9 +56,11 @@ from evald.errors import PermanentError
 from evald.exporters.acks import current_ack
 from evald.exporters.otlp_support import (
     case_context,
+    deprecated_queue_keys,
     metric_version,
     overflow_counter,
     run_in_daemon_thread,
+    shutdown_exporter,
 )
 from evald.exporters.routing import MetricInfo
 from evald.exporters.sending import SendingQueue, exporter_instruments
@@ -140,22 +142,8 @@ class OTLPExporterConfig(ComponentConfig):
     @model_validator(mode="before")
     @classmethod
     def _deprecated_keys(cls, data: Any) -> Any:
-        """``max_queue_size`` (before 2026-11-26) is ``sending_queue.queue_size``; ``schedule_delay`` is ignored
-        (the sending queue sends as soon as events wait). Both are accepted with a warning for one release."""
-        if not isinstance(data, dict) or not ({"max_queue_size", "schedule_delay"} & data.keys()):
-            return data
-        data = dict(data)
-        if "schedule_delay" in data:
-            data.pop("schedule_delay")
-            logger.warning("exporters.otlp.schedule_delay is deprecated and ignored (events are sent as they wait)")
-        if "max_queue_size" in data:
-            size = data.pop("max_queue_size")
-            queue = data.get("sending_queue")
-            if isinstance(queue, dict) and "queue_size" in queue:
-                raise ValueError("set sending_queue.queue_size or its deprecated alias max_queue_size, not both")
-            data["sending_queue"] = {**(queue if isinstance(queue, dict) else {}), "queue_size": size}
-            logger.warning("exporters.otlp.max_queue_size is deprecated: use sending_queue.queue_size")
-        return data
+        """``max_queue_size`` / ``schedule_delay``: deprecated (evald/exporters/otlp_support.py)."""
+        return deprecated_queue_keys(data)
 
     @field_validator("endpoint")
     @classmethod
@@ -331,18 +319,10 @@ class OTLPExporter:
         if metrics is not None:
             parts.append(functools.partial(metrics.shutdown, int(budget * 1000)))
         if self._log_exporter is not None:
-            parts.append(functools.partial(_shutdown_exporter, self._log_exporter, budget))
+            parts.append(functools.partial(shutdown_exporter, self._log_exporter, budget))
         if self._events is not None:
             parts.append(self._events.provider.shutdown)
         await asyncio.gather(*(run_in_daemon_thread(p, budget, f"{self.id}-shutdown") for p in parts))
-
-
-def _shutdown_exporter(exporter: LogRecordExporter, budget: float) -> None:
-    shutdown: Callable[..., None] = exporter.shutdown
-    try:
-        shutdown(timeout_millis=budget * 1000)
-    except TypeError:  # the HTTP exporter's shutdown takes no timeout
-        shutdown()
 
 
 class _Signal(Protocol):

@@ -1,4 +1,5 @@
-"""Small helpers of the OTLP exporter: its overflow counter, the evaluated span's context, daemon-thread calls.
+"""Small helpers of the OTLP exporter: its overflow counter, the evaluated span's context, daemon-thread calls,
+the deprecated queue keys and the SDK exporter's shutdown.
 
 Kept apart from ``otlp.py`` so they import nothing from the optional ``otlp`` extra (only the OTel API and SDK,
 which are core dependencies).
@@ -116,3 +117,32 @@ async def run_in_daemon_thread(fn: Callable[[], T], timeout: float, name: str) -
     except Exception:
         logger.warning("%s failed", name, exc_info=True)
     return None
+
+
+def deprecated_queue_keys(data: Any) -> Any:
+    """The otlp exporter's keys from before its sending queue (2026-11-26): ``max_queue_size`` becomes
+    ``sending_queue.queue_size`` and ``schedule_delay`` is dropped (events are sent as they wait); both warn.
+    Accepted for one release."""
+    if not isinstance(data, dict) or not ({"max_queue_size", "schedule_delay"} & data.keys()):
+        return data
+    data = dict(data)
+    if "schedule_delay" in data:
+        data.pop("schedule_delay")
+        logger.warning("exporters.otlp.schedule_delay is deprecated and ignored (events are sent as they wait)")
+    if "max_queue_size" in data:
+        size = data.pop("max_queue_size")
+        queue = data.get("sending_queue")
+        if isinstance(queue, dict) and "queue_size" in queue:
+            raise ValueError("set sending_queue.queue_size or its deprecated alias max_queue_size, not both")
+        data["sending_queue"] = {**(queue if isinstance(queue, dict) else {}), "queue_size": size}
+        logger.warning("exporters.otlp.max_queue_size is deprecated: use sending_queue.queue_size")
+    return data
+
+
+def shutdown_exporter(exporter: Any, budget: float) -> None:
+    """Shut an SDK exporter down within ``budget`` seconds (the HTTP exporter's shutdown takes no timeout)."""
+    shutdown: Callable[..., None] = exporter.shutdown
+    try:
+        shutdown(timeout_millis=budget * 1000)
+    except TypeError:
+        shutdown()
