@@ -81,6 +81,27 @@ OPTIONS: dict[str, tuple[dict[str, Any], str]] = {
          "auth": {"existingSecret": "evald-token", "key": "otlp-token"}},
         "",
     ),
+    # issue 20: knobs for real clusters (their behaviour: tests/deploy/test_chart_options.py)
+    "extraVolumes": (yaml.safe_load((CHART_DIR / "examples" / "values-goldens-policy.yaml").read_text()), ""),
+    "extraEnv": ({"extraEnv": [{"name": "EVALD_SAMPLING_RATIO", "value": "0.25"}],
+                  "extraEnvFrom": [{"secretRef": {"name": "evald-env"}}, {"configMapRef": {"name": "evald-vars"}}]},
+                 ""),
+    "serviceAccount": ({"serviceAccount": {"create": True, "automount": True,
+                                           "annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/j"}}},
+                       "serviceaccount.yaml"),
+    "topologySpreadConstraints": (
+        {"replicaCount": 3, "topologySpreadConstraints": [
+            {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway"},
+            {"maxSkew": 2, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule",
+             "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "evald"}}}]},
+        "",
+    ),
+    "probes-prestop": ({"startupProbe": {"enabled": True, "periodSeconds": 5, "failureThreshold": 60},
+                       "preStop": {"enabled": True, "sleepSeconds": 15}, "terminationGracePeriodSeconds": 40}, ""),
+    "no-startup-no-prestop": ({"startupProbe": {"enabled": False}, "preStop": {"enabled": False}}, ""),
+    "headless": ({"replicaCount": 3, "service": {"headless": {"enabled": True}}}, "service-headless.yaml"),
+    "headless-kafka-scorer": ({"mode": "kafka-scorer", "service": {"headless": {"enabled": True}}},
+                              "service-headless.yaml"),
 }
 TLS_ON: dict[str, Any] = OPTIONS["mtls-auth"][0]
 
@@ -156,6 +177,25 @@ BAD_VALUES: list[tuple[dict[str, Any], str]] = [
     ({"prometheusRule": {"defaultRules": {"judge": {"errorRatio": 2}}}}, f"{RULES}/judge"),
     ({"prometheusRule": {"defaultRules": {"kafka": {"window": "ten minutes"}}}}, f"{RULES}/kafka"),
     ({"prometheusRule": {"defaultRules": {"auth": {"requestsPerMinute": -1}}}}, f"{RULES}/auth"),
+    # issue 20's knobs: strict like the rest
+    ({"extraVolumes": [{"configMap": {"name": "refs"}}]}, "/extraVolumes/0"),
+    ({"extraVolumes": [{"name": "Refs", "configMap": {"name": "refs"}}]}, "/extraVolumes/0/name"),
+    ({"extraVolumeMounts": [{"name": "refs", "mountPath": "relative/dir"}]}, "/extraVolumeMounts/0/mountPath"),
+    ({"extraVolumeMounts": [{"name": "refs", "mountPath": "/x", "readonly": True}]}, "/extraVolumeMounts/0"),
+    ({"extraEnv": [{"value": "1"}]}, "/extraEnv/0"),
+    ({"extraEnvFrom": [{"secretRef": {"name": "s"}, "secretsRef": {"name": "s"}}]}, "/extraEnvFrom/0"),
+    ({"serviceAccount": {"create": "yes"}}, "/serviceAccount/create"),
+    ({"serviceAccount": {"name": "Not_An_Account"}}, "/serviceAccount/name"),
+    ({"serviceAccount": {"automountToken": True}}, "/serviceAccount"),
+    ({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone"}]}, "/topologySpreadConstraints/0"),
+    ({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Maybe"}]},
+     "/topologySpreadConstraints/0/whenUnsatisfiable"),
+    ({"startupProbe": {"failureThreshold": 0}}, "/startupProbe/failureThreshold"),
+    ({"startupProbe": {"path": "/healthz"}}, "/startupProbe"),
+    ({"preStop": {"sleepSeconds": "5s"}}, "/preStop/sleepSeconds"),
+    ({"preStop": {"sleep": 5}}, "/preStop"),
+    ({"service": {"headless": {"enabled": "yes"}}}, "/service/headless/enabled"),
+    ({"service": {"headless": {"clusterIP": "None"}}}, "/service/headless"),
 ]
 
 
@@ -448,6 +488,15 @@ BAD_COMBINATIONS: list[tuple[dict[str, Any], str]] = [
      "needs targetCPUUtilizationPercentage or kafkaLag.enabled"),
     ({"tls": {"enabled": True}}, "tls.enabled needs tls.secretName"),
     ({"tls": {"clientCASecretName": "ca"}}, "needs tls.enabled"),
+    ({"terminationGracePeriodSeconds": 15}, "must be greater than config pipeline.shutdown_timeout (10s)"),
+    ({"config": {"pipeline": {"shutdown_timeout": "1m"}}},
+     "pipeline.shutdown_timeout (60s) + preStop.sleepSeconds (5)"),
+    ({"config": {"pipeline": {"shutdown_timeout": 24.5}}, "preStop": {"sleepSeconds": 6}},
+     "pipeline.shutdown_timeout (24.5s) + preStop.sleepSeconds (6)"),
+    ({"extraVolumeMounts": [{"name": "refs", "mountPath": "/etc/evald-references"}]},
+     'extraVolumeMounts "refs" names no volume'),
+    ({"extraVolumes": [{"name": "refs", "emptyDir": {}}],
+      "extraVolumeMounts": [{"name": "refs", "mountPath": "/etc/evald/goldens"}]}, "inside the chart's own mounts"),
 ]
 
 

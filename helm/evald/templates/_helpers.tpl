@@ -89,6 +89,35 @@ The container's args: `evald run --config ...`, with `--role` for the kafka-scor
 {{- end }}
 
 {{/*
+The pod's ServiceAccount name: serviceAccount.name, or the full name when the chart creates it; "" (the
+namespace's default account) otherwise.
+*/}}
+{{- define "evald.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "evald.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/*
+config pipeline.shutdown_timeout in seconds, as evald parses it (a number of seconds, or "<n><ns|us|ms|s|m|h>";
+absent: 10), or "" when it is not a literal (e.g. ${env:...}) and cannot be checked here.
+*/}}
+{{- define "evald.shutdownSeconds" -}}
+{{- $parsed := fromYaml (include "evald.config" .) }}
+{{- $value := dig "pipeline" "shutdown_timeout" "10s" $parsed }}
+{{- $units := dict "ns" 0.000000001 "us" 0.000001 "ms" 0.001 "s" 1.0 "m" 60.0 "h" 3600.0 "" 1.0 }}
+{{- if or (kindIs "float64" $value) (kindIs "int" $value) (kindIs "int64" $value) }}
+{{- float64 $value }}
+{{- else if and (kindIs "string" $value) (regexMatch `^\s*[0-9]+(\.[0-9]+)?\s*(ns|us|ms|s|m|h)?\s*$` $value) }}
+{{- $number := regexFind `[0-9]+(\.[0-9]+)?` $value }}
+{{- $unit := regexReplaceAll `[0-9.\s]` $value "" }}
+{{- mulf (float64 $number) (get $units $unit) }}
+{{- end }}
+{{- end }}
+
+{{/*
 Fails the render on value combinations the schema cannot express.
 */}}
 {{- define "evald.checkValues" -}}
@@ -97,6 +126,23 @@ Fails the render on value combinations the schema cannot express.
 {{- end }}
 {{- if and .Values.tls.clientCASecretName (not .Values.tls.enabled) }}
 {{- fail "values: tls.clientCASecretName (mTLS) needs tls.enabled" }}
+{{- end }}
+{{- $shutdown := include "evald.shutdownSeconds" . }}
+{{- if $shutdown }}
+{{- $sleep := .Values.preStop.enabled | ternary .Values.preStop.sleepSeconds 0 }}
+{{- if le (float64 .Values.terminationGracePeriodSeconds) (addf $shutdown $sleep) }}
+{{- fail (printf "values: terminationGracePeriodSeconds (%v) must be greater than config pipeline.shutdown_timeout (%vs) + preStop.sleepSeconds (%v), or the kubelet kills evald before it drains" .Values.terminationGracePeriodSeconds $shutdown $sleep) }}
+{{- end }}
+{{- end }}
+{{- $volumes := list "config" "tmp" }}
+{{- range .Values.extraVolumes }}{{ $volumes = append $volumes .name }}{{ end }}
+{{- range .Values.extraVolumeMounts }}
+{{- if not (has .name $volumes) }}
+{{- fail (printf "values: extraVolumeMounts %q names no volume (extraVolumes: %s)" .name (join ", " $volumes)) }}
+{{- end }}
+{{- if or (eq (clean .mountPath) "/etc/evald" "/tmp") (hasPrefix "/etc/evald/" (clean .mountPath)) }}
+{{- fail (printf "values: extraVolumeMounts %q: mountPath %s is inside the chart's own mounts (/etc/evald, /tmp); mount beside them, e.g. /etc/evald-references" .name .mountPath) }}
+{{- end }}
 {{- end }}
 {{- if .Values.autoscaling.enabled }}
 {{- if and .Values.autoscaling.kafkaLag.enabled (ne .Values.mode "kafka-scorer") }}
