@@ -106,3 +106,47 @@ def test_collector_doc_snippets_parse_and_match_the_chart() -> None:
         assert receiver["tls"] == {"cert_file": "/etc/evald/tls/tls.crt", "key_file": "/etc/evald/tls/tls.key",
                                    "client_ca_file": "/etc/evald/tls/ca.crt"}
         assert receiver["auth"] == {"token_files": ["/etc/evald/auth/token"]}
+
+
+def headless_service(values: dict[str, Any]) -> dict[str, Any]:
+    """The headless Service the chart renders for ``values`` (release "evald", namespace "observability")."""
+    rendered = render_chart(values)["evald/templates/service-headless.yaml"]
+    service: dict[str, Any] = yaml.safe_load(rendered)
+    assert service["spec"]["clusterIP"] == "None"
+    return service
+
+
+def test_loadbalancing_values_resolve_evalds_headless_service() -> None:
+    values = load("values-loadbalancing.yaml")
+    exporter = check_chart_values(values, "loadbalancing/evald")
+    assert values["image"]["repository"].endswith("opentelemetry-collector-k8s")  # has the loadbalancing exporter
+    assert exporter["routing_key"] == "traceID"  # logs would default to routing by service
+    service = headless_service({"replicaCount": 3, "service": {"headless": {"enabled": True}}})
+    name, namespace = service["metadata"]["name"], service["metadata"]["namespace"]
+    dns = exporter["resolver"]["dns"]
+    assert set(exporter["resolver"]) == {"dns"}
+    assert dns["hostname"] == f"{name}.{namespace}.svc.cluster.local"
+    assert (name, namespace) == ("evald-headless", "observability")
+    grpc_port = {p["name"]: p["port"] for p in service["spec"]["ports"]}["otlp-grpc"]
+    assert dns["port"] == grpc_port == 4317
+    otlp = exporter["protocol"]["otlp"]
+    assert "endpoint" not in otlp and otlp["tls"] == {"insecure": True}
+    assert exporter["retry_on_failure"]["enabled"] is True and exporter["sending_queue"]["enabled"] is True
+
+
+def test_loadbalancing_port_is_the_container_port_even_when_the_service_ports_move() -> None:
+    exporter = check_chart_values(load("values-loadbalancing.yaml"), "loadbalancing/evald")
+    moved = headless_service({"service": {"headless": {"enabled": True}, "ports": {
+        "otlpGrpc": 14317, "otlpHttp": 14318, "metrics": 19464}}})
+    assert {p["name"]: p["port"] for p in moved["spec"]["ports"]}["otlp-grpc"] == exporter["resolver"]["dns"]["port"]
+
+
+def test_collector_doc_shows_the_loadbalancing_values_and_the_reference_mount() -> None:
+    blocks = doc_yaml_blocks()
+    (documented,) = [b["exporters"]["loadbalancing/evald"] for b in blocks
+                     if "loadbalancing/evald" in b.get("exporters", {})]
+    assert documented == load("values-loadbalancing.yaml")["config"]["exporters"]["loadbalancing/evald"]
+    (mounting,) = [b for b in blocks if "extraVolumes" in b]
+    example = yaml.safe_load((ROOT / "helm" / "evald" / "examples" / "values-goldens-policy.yaml").read_text())
+    assert {k: mounting[k] for k in ("extraVolumes", "extraVolumeMounts", "config")} == {
+        k: example[k] for k in ("extraVolumes", "extraVolumeMounts", "config")}
