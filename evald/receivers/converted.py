@@ -15,11 +15,13 @@ T = TypeVar("T", SpanRecord, LogRecord)
 
 INVALID_ID = "invalid_id"
 NO_TRACE_ID = "no_trace_id"
+UNDECODABLE = "undecodable"  # set by salvage.py, not by the conversion
 
 #: English explanation of each rejection reason, used in partial-success ``error_message``s.
 REASONS: dict[str, str] = {
     INVALID_ID: "trace_id must be 16 bytes and span_id 8 bytes, not all zeros (parent_span_id empty or 8 bytes)",
     NO_TRACE_ID: "log records without a trace_id cannot be joined to a span",
+    UNDECODABLE: "cannot be decoded on its own, e.g. a value nested deeper than the decoder's limit of 100 levels",
 }
 
 

@@ -12,10 +12,11 @@ OTLP request raises ``MalformedRequest``.
 
 Counted on ``telemetry``: ``evald_receiver_accepted_spans_total`` / ``..._log_records_total``;
 ``evald_receiver_refused_*_total{reason}`` with reason ``invalid_id`` / ``no_trace_id`` (left out by
-conversion), ``consumer_rejected`` (the window refused them, e.g. trace too large), ``queue_full``, ``not_durable``,
+conversion), ``undecodable`` (an item that cannot be decoded alone, e.g. nested too deep: salvage.py),
+``consumer_rejected`` (the window refused them, e.g. trace too large), ``queue_full``, ``not_durable``,
 ``permanent_error``, ``internal_error``; ``evald_receiver_requests_total{outcome}`` with ``success``,
 ``partial_success``, ``queue_full``, ``not_durable``, ``invalid_argument``, ``too_large``, ``unsupported``,
-``incomplete``, ``internal_error``.
+``incomplete``, ``read_timeout`` (HTTP), ``internal_error`` (and ``wrong_protocol``: wrong_protocol.py).
 
 Durability: when the consumer's ``ConsumeResult.durable`` is set (the ingest role's Kafka producer),
 ``ingest_body`` answers only after it completes; if it fails with ``QueueFullError`` the request fails the same
@@ -58,7 +59,9 @@ from evald.errors import PermanentError, QueueFullError
 from evald.interfaces import TraceConsumer
 from evald.model import ConsumeResult, LogRecord, SignalBatch, SpanRecord
 from evald.receivers.convert import Converted, convert_logs, convert_traces
-from evald.receivers.otlp_json import parse_logs_json, parse_traces_json
+from evald.receivers.converted import UNDECODABLE
+from evald.receivers.otlp_json import parse_logs_json_salvaging, parse_traces_json_salvaging
+from evald.receivers.salvage import salvage_logs, salvage_traces
 from evald.telemetry import Telemetry
 
 Signal = Literal["traces", "logs"]
@@ -87,22 +90,41 @@ class InternalError(Exception):
 
 
 def decode_traces(body: bytes, encoding: Encoding) -> Converted[SpanRecord]:
-    """Parse and convert; ``MalformedRequest`` for a body that is not an ``ExportTraceServiceRequest``."""
+    """Parse and convert; ``MalformedRequest`` for a body that is not an ``ExportTraceServiceRequest``. Spans that
+    cannot be decoded alone are left out (``undecodable``, salvage.py)."""
     try:
         if encoding == "json":
-            return convert_traces(parse_traces_json(body))
-        return convert_traces(_parse_pb(ExportTraceServiceRequest(), body))
+            request, lost = parse_traces_json_salvaging(body)
+        else:
+            request, lost = _parse_pb_salvaging(ExportTraceServiceRequest(), body, salvage_traces)
     except ValueError as err:
         raise MalformedRequest(str(err)) from None
+    return _with_lost(convert_traces(request), lost)
 
 
 def decode_logs(body: bytes, encoding: Encoding) -> Converted[LogRecord]:
     try:
         if encoding == "json":
-            return convert_logs(parse_logs_json(body))
-        return convert_logs(_parse_pb(ExportLogsServiceRequest(), body))
+            request, lost = parse_logs_json_salvaging(body)
+        else:
+            request, lost = _parse_pb_salvaging(ExportLogsServiceRequest(), body, salvage_logs)
     except ValueError as err:
         raise MalformedRequest(str(err)) from None
+    return _with_lost(convert_logs(request), lost)
+
+
+def _parse_pb_salvaging(message: R, body: bytes, salvage: Callable[[bytes], tuple[R, int] | None]) -> tuple[R, int]:
+    try:
+        return _parse_pb(message, body), 0
+    except ValueError:
+        salvaged = salvage(body)
+        if salvaged is None:
+            raise
+        return salvaged
+
+
+def _with_lost(converted: Converted[Any], lost: int) -> Converted[Any]:
+    return Converted(converted.records, {**converted.rejected, UNDECODABLE: lost}) if lost else converted
 
 
 def _parse_pb(message: R, body: bytes) -> R:

@@ -15,6 +15,8 @@ Failure semantics:
   lone surrogate escape (``"\\ud800"``) is valid JSON, but protobuf strings must be UTF-8; in a field name or an
   enum name, protobuf's C decoder fails on it with ``SystemError`` (from its ``UnicodeEncodeError``), which is
   reported as such a ``ValueError`` too (not an internal error).
+* ``parse_*_json_salvaging`` (the OTLP/HTTP receiver's): a span or log record nested too deep to parse is left out
+  and counted instead of failing the request (salvage.py); ``parse_*_json`` stay strict.
 
 No configuration keys.
 """
@@ -32,6 +34,8 @@ from google.protobuf.message import Message
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from evald.receivers.salvage import salvage_json
+
 M = TypeVar("M", bound=Message)
 
 #: base64 of one zero byte: an id of the wrong length, rejected downstream as ``invalid_id``.
@@ -41,6 +45,30 @@ _ID_KEYS = ("traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_
 
 def parse_traces_json(data: bytes | str) -> ExportTraceServiceRequest:
     """OTLP/JSON ``ExportTraceServiceRequest`` (or ``TracesData``) -> protobuf; ``ValueError`` if malformed."""
+    return _parse(_traces_doc(data), ExportTraceServiceRequest())
+
+
+def parse_traces_json_salvaging(data: bytes | str) -> tuple[ExportTraceServiceRequest, int]:
+    """``parse_traces_json``, except that spans nested too deep to parse are left out: (request, how many)."""
+    doc = _traces_doc(data)
+    return _parse_salvaging(doc, ExportTraceServiceRequest(), _SPAN_LISTS)
+
+
+def parse_logs_json(data: bytes | str) -> ExportLogsServiceRequest:
+    """OTLP/JSON ``ExportLogsServiceRequest`` (or ``LogsData``) -> protobuf; ``ValueError`` if malformed."""
+    return _parse(_logs_doc(data), ExportLogsServiceRequest())
+
+
+def parse_logs_json_salvaging(data: bytes | str) -> tuple[ExportLogsServiceRequest, int]:
+    doc = _logs_doc(data)
+    return _parse_salvaging(doc, ExportLogsServiceRequest(), _LOG_LISTS)
+
+
+_SPAN_LISTS = (("resourceSpans", "scopeSpans", "spans"), ("resource_spans", "scope_spans", "spans"))
+_LOG_LISTS = (("resourceLogs", "scopeLogs", "logRecords"), ("resource_logs", "scope_logs", "log_records"))
+
+
+def _traces_doc(data: bytes | str) -> dict[str, Any]:
     doc = _load(data, "resourceSpans")
     for resource_spans in _dicts(doc, "resourceSpans", "resource_spans"):
         for scope_spans in _dicts(resource_spans, "scopeSpans", "scope_spans"):
@@ -48,17 +76,29 @@ def parse_traces_json(data: bytes | str) -> ExportTraceServiceRequest:
                 _hex_ids(span)
                 for link in _dicts(span, "links"):
                     _hex_ids(link)
-    return _parse(doc, ExportTraceServiceRequest())
+    return doc
 
 
-def parse_logs_json(data: bytes | str) -> ExportLogsServiceRequest:
-    """OTLP/JSON ``ExportLogsServiceRequest`` (or ``LogsData``) -> protobuf; ``ValueError`` if malformed."""
+def _logs_doc(data: bytes | str) -> dict[str, Any]:
     doc = _load(data, "resourceLogs")
     for resource_logs in _dicts(doc, "resourceLogs", "resource_logs"):
         for scope_logs in _dicts(resource_logs, "scopeLogs", "scope_logs"):
             for record in _dicts(scope_logs, "logRecords", "log_records"):
                 _hex_ids(record)
-    return _parse(doc, ExportLogsServiceRequest())
+    return doc
+
+
+def _parse_salvaging(doc: dict[str, Any], message: M, lists: tuple[tuple[str, str, str], ...]) -> tuple[M, int]:
+    try:
+        return _parse(doc, message), 0
+    except ValueError as err:
+        if "too deep" not in str(err):
+            raise
+        lost = sum(salvage_json(doc, message, keys) for keys in lists)
+        if not lost:
+            raise
+        message.Clear()
+        return _parse(doc, message), lost
 
 
 def to_json(message: Message) -> bytes:
