@@ -38,7 +38,7 @@ from evald.errors import EvaldError, QueueFullError
 from evald.exporters.memory import InMemoryExporter
 from evald.interfaces import MappingResult
 from evald.judges.registry import close_judges
-from evald.model import AssembledTrace, ScoredCase
+from evald.model import AssembledTrace, ScoredCase, SignalBatch
 from evald.receivers.files import NotOtlpDocumentError, read_signal_file
 from evald.service import EvaldService
 from evald.summary import Summary, summarize
@@ -59,6 +59,8 @@ class ReplayCounts:
     cases: int = 0
     sampled_out: int = 0
     dropped: Counter[str] = field(default_factory=Counter)
+    #: spans the window would not take even when empty (a single trace over its memory limit)
+    rejected_spans: int = 0
 
 
 @dataclass
@@ -164,11 +166,8 @@ async def replay(paths: Sequence[str | Path], config: ResolvedConfig) -> ReplayR
             read += 1
             counts.spans += len(batch.spans)
             counts.log_records += len(batch.logs)
-            try:
-                window.consume(batch)
-            except QueueFullError:
-                await window.flush(service.pipeline.on_trace)  # release what we hold, then retry
-                window.consume(batch)
+            for part in window.split(batch):  # a file larger than the window goes in parts that fit
+                await _hand_on(service, part, counts)
         await window.flush(service.pipeline.on_trace)
         await service.pipeline.flush_conversations()
         await service.pipeline.drain(timeout=3600)
@@ -189,6 +188,8 @@ def attach_counts(summary: Summary, result: ReplayResult) -> None:
     not_evaluable = Counter({r: n for r, n in result.counts.not_evaluable.items() if n})
     if result.counts.no_genai_traces:
         not_evaluable["no_genai_spans"] += result.counts.no_genai_traces
+    if result.counts.rejected_spans:
+        not_evaluable["spans_over_the_window_memory_limit"] += result.counts.rejected_spans
     summary.not_evaluable = dict(not_evaluable.most_common())
 
 
@@ -202,6 +203,21 @@ def _record_not_evaluable(trace: AssembledTrace, mapped: MappingResult, rows: li
                                                            "scope": "trace", "detail": "", "span_id": None}]
     rows.append({"trace_id": trace.trace_id, "span_id": None, "scope": "trace", "service_name": service,
                  "not_evaluable": reasons, "case": None, "scores": [], "skipped": [], "errors": []})
+
+
+async def _hand_on(service: EvaldService, part: SignalBatch, counts: ReplayCounts) -> None:
+    """Give a part to the window; when it is full, release and score what it holds (released traces stay charged
+    until their cases are exported) and try again. What the window still rejects is counted, never dropped silently."""
+    for _ in range(3):
+        try:
+            result = service.window.consume(part)
+        except QueueFullError:
+            await service.window.flush(service.pipeline.on_trace)
+            await service.pipeline.drain(timeout=3600)
+            continue
+        counts.rejected_spans += result.rejected_spans
+        return
+    counts.rejected_spans += len(part.spans)
 
 
 def _count_stages(registry: CollectorRegistry, counts: ReplayCounts) -> None:

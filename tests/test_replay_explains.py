@@ -42,3 +42,26 @@ def test_the_table_names_the_switch(tmp_path: Path, capsys: pytest.CaptureFixtur
     text = capsys.readouterr().out
     assert "missing_output: " in text and "openllmetry: none" in text
     assert "TRACELOOP_TRACE_CONTENT=true" in text
+
+
+def test_a_file_larger_than_the_window_is_scored_whole(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    merged = ExportTraceServiceRequest()
+    sources = sorted((DATA / "corpus" / "otel-openai-v2.span_only").glob("[abef]_*.pb"))
+    for source in sources:  # one request holding every trace of four files
+        request = ExportTraceServiceRequest()
+        request.ParseFromString(source.read_bytes())
+        merged.resource_spans.extend(request.resource_spans)
+    big = tmp_path / "merged.pb"
+    big.write_bytes(merged.SerializeToString())
+    config = tmp_path / "evald.yaml"
+    config.write_text(CONFIG + "assembly: { num_traces: 2 }\n")
+    alone = tmp_path / "alone.yaml"
+    alone.write_text(CONFIG)
+    assert main(["replay", str(big), "--config", str(alone), "--format", "json"]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    assert main(["replay", str(big), "--config", str(config), "--format", "json"]) == 0
+    split = json.loads(capsys.readouterr().out)
+    assert split["cases"] == whole["cases"] >= 8 and split["not_evaluable"] == whole["not_evaluable"] == {}
