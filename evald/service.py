@@ -7,7 +7,8 @@ pipeline drains until ``T`` minus the exporters' reserve (``min(2 s, T/5)``); wh
 counted by reason (evald/pipeline/engine.py); exporters flush and close in the reserve. The totals (every case
 mapped = scored + sampled out + without metric + dropped by reason, and what the window and the exporters dropped)
 are logged in one line (INFO, WARNING when anything was dropped or is unaccounted for) while ``/metrics`` still
-answers with the same final counters; the admin listener closes last (at most 0.5 s). The process exits within
+answers with the same final counters (after a WARNING for up to 0.25 s more, within the deadline, so that a scrape
+can see them); the admin listener closes last (at most 0.5 s). The process exits within
 ``T`` plus about a second (cancelled workers' grace, metric clients closing, the listener, interpreter exit;
 docs/architecture.md). SIGTERM and SIGINT trigger a graceful stop; a second signal forces the exit.
 """
@@ -174,7 +175,9 @@ class EvaldService:
         if totals is not None:
             level, line = totals
             logger.log(level, "evald stopped after %.2fs: %s", time.monotonic() - started, line)
-        if self.admin is not None:  # closed last: a scrape until here sees the final counters
+            if level > logging.INFO and self.admin is not None:  # something was dropped: let a scrape see it
+                await asyncio.sleep(min(_FINAL_SCRAPE, remaining()))
+        if self.admin is not None:  # closed last: until here a scrape sees the final counters
             await _safely(self.admin.shutdown(0.5), "admin http")
         if totals is None:
             logger.info("evald stopped")
@@ -205,6 +208,9 @@ class EvaldService:
 #: Part of ``pipeline.shutdown_timeout`` kept for exporters to flush and close (at most this many seconds).
 _EXPORT_RESERVE = 2.0
 _EXPORT_SHARE = 0.2
+#: When the shutdown dropped anything, /metrics keeps answering with the final counters this long (within the
+#: deadline) after the totals are logged.
+_FINAL_SCRAPE = 0.25
 
 
 async def _safely(awaitable: Any, what: str) -> None:

@@ -53,6 +53,13 @@ class Work:
     completion: Completion
 
 
+@dataclass(slots=True)
+class _Judged:
+    work: Work
+    remainder: Remainder | None  # None: score the whole case (split off)
+    exported: bool = False
+
+
 def _release_all(completions: list[Completion]) -> None:
     for completion in completions:
         completion.release()
@@ -79,7 +86,7 @@ class ScoringStage:
         self._split = split
         self._slots = asyncio.Semaphore(workers * MAX_BATCH)  # judged cases in flight
         self._workers: list[asyncio.Task[None]] = []
-        self._judged: set[asyncio.Task[None]] = set()
+        self._judged: dict[asyncio.Task[None], _Judged] = {}
         self._scored = LabelCache(telemetry.scored_cases)
         self._dropped = LabelCache(telemetry.cases_dropped)
         self._log = RateLimitedLog(logger)
@@ -157,9 +164,9 @@ class ScoringStage:
         owned[:] = [work for work, _ in judged]
         for work, remainder in judged:
             await self._slots.acquire()
-            task = asyncio.create_task(self._finish(work, remainder), name="evald:judged")
-            self._judged.add(task)
-            task.add_done_callback(self._judged.discard)
+            task = asyncio.create_task(self._finish(job := _Judged(work, remainder)), name="evald:judged")
+            self._judged[task] = job
+            task.add_done_callback(self._settle)
             owned.pop(0)
 
     def _count_scored(self, works: Sequence[Work]) -> None:
@@ -171,37 +178,38 @@ class ScoringStage:
         for scope, n in per_scope.items():
             self._scored.get(scope).inc(n)
 
-    async def _finish(self, work: Work, remainder: Remainder | None) -> None:
-        """The asynchronous part of a judged case, exported on its own; counted scored once handed over."""
-        exported = False
+    async def _finish(self, job: _Judged) -> None:
+        """The asynchronous part of a judged case, exported on its own; counted scored once handed over. A
+        cancelled task (shutdown) is counted by ``_settle``, even one cancelled before it ever ran."""
+        work = job.work
         try:
-            try:
-                if remainder is None:
-                    result = await self._scorer.score(work.case, work.plan)
-                else:
-                    result = await self._scorer.finish(work.case, work.plan, remainder)
-            except Exception as err:
-                self._dropped.get("worker_error").inc()
-                self._log.log(logging.ERROR, "score-bug", "scoring failed on a case of trace %s: %r",
-                              work.case.trace_id, err)
-                work.completion.release()
-                return
-            ack = Delivery(work.completion.release)
-            token = export_ack.set(ack)
-            exported = True  # from here the acknowledgement releases the completion
-            try:
-                await self.fan_out((result,))
-            finally:
-                export_ack.reset(token)
-                ack.seal()
-            self._scored.get(work.case.scope).inc()
-        except asyncio.CancelledError:
-            self._dropped.get(IN_FLIGHT).inc()
-            if not exported:
-                work.completion.release()
-            raise
+            if job.remainder is None:
+                result = await self._scorer.score(work.case, work.plan)
+            else:
+                result = await self._scorer.finish(work.case, work.plan, job.remainder)
+        except Exception as err:
+            self._dropped.get("worker_error").inc()
+            self._log.log(logging.ERROR, "score-bug", "scoring failed on a case of trace %s: %r",
+                          work.case.trace_id, err)
+            work.completion.release()
+            return
+        ack = Delivery(work.completion.release)
+        token = export_ack.set(ack)
+        job.exported = True  # from here the acknowledgement releases the completion
+        try:
+            await self.fan_out((result,))
         finally:
-            self._slots.release()
+            export_ack.reset(token)
+            ack.seal()
+        self._scored.get(work.case.scope).inc()
+
+    def _settle(self, task: asyncio.Task[None]) -> None:
+        job = self._judged.pop(task)
+        self._slots.release()
+        if task.cancelled():
+            self._dropped.get(IN_FLIGHT).inc()
+            if not job.exported:
+                job.work.completion.release()
 
     def _drop(self, owned: list[Work], acked: list[Work], reason: str) -> None:
         """Count what a worker still answered for when it was interrupted; release what no acknowledgement will
