@@ -9,6 +9,10 @@ default config's metric set (``ResolvedConfig.default_metrics`` says so, for the
 valid here and refused by the roles that score (``scoring_problems``). Unknown keys, component types and metric
 kinds are reported with the nearest known names (problems.py, suggest.py).
 
+Collector-shaped input (collector_shape.py): ``receivers.otlp.protocols.grpc|http`` is normalised to evald's shape
+first, and the Collector-only sections (``service``, ``processors``, ``extensions``, ``connectors``) are each one
+error saying what to do instead.
+
 Validation runs in two passes: the root shape (``EvaldConfig``), then every ``receivers``/``exporters`` entry
 against its factory's config model and every ``metrics`` entry against its metric's ``Options`` model, so
 plugins validate as strictly as built-ins.
@@ -29,6 +33,7 @@ from pydantic import ValidationError
 
 from evald.components import EXPORTER_FACTORIES, RECEIVER_FACTORIES, Factory, component_type
 from evald.config.base import ComponentConfig
+from evald.config.collector_shape import collector_section_problems, normalise_receivers, restore_paths
 from evald.config.model import EvaldConfig
 from evald.config.problems import pydantic_problems, without_duplicates
 from evald.config.suggest import did_you_mean
@@ -104,6 +109,11 @@ def validate_config(raw: dict[str, Any], problems: list[tuple[str, str]] | None 
     """Validate an interpolated config; ``problems`` are the interpolation's (their paths hold no usable value)."""
     unbuilt = {path for path, _ in problems or []}
     problems = list(problems or [])
+    raw, collector_problems = collector_section_problems(raw)
+    problems += collector_problems
+    receivers_section, renames = normalise_receivers(raw.get("receivers"), problems)
+    if "receivers" in raw:
+        raw = {**raw, "receivers": receivers_section}
     default_metrics = "metrics" not in raw
     if default_metrics:
         raw = {**raw, "metrics": default_metric_blocks()}
@@ -120,7 +130,7 @@ def validate_config(raw: dict[str, Any], problems: list[tuple[str, str]] | None 
     else:
         _validate_metrics(_salvage_metric_specs(raw.get("metrics")), problems)
     if problems or root is None:
-        raise ConfigError(without_duplicates(problems, unbuilt))
+        raise ConfigError(restore_paths(without_duplicates(problems, unbuilt), renames))
     if "receivers" not in raw:
         receivers = {"otlp": RECEIVER_FACTORIES["otlp"].config_model().model_validate({"grpc": {}, "http": {}})}
     if "exporters" not in raw:

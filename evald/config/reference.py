@@ -133,7 +133,13 @@ def render_markdown() -> str:
     choices = ", ".join(f"`{name}`" for name in ROLES)
     lines += [f"`role`: one of {choices} (default `{role.default}`). {role.description}", ""]
     lines += _section("`ingest` (the Kafka producer of `--role ingest`; see docs/kafka.md)", IngestConfig, "ingest.")
-    lines += ["## Receivers (`receivers.<type>[/<name>]`)", ""]
+    lines += ["## Receivers (`receivers.<type>[/<name>]`)", "",
+              "The `otlp` receiver also reads the OpenTelemetry Collector's shape,",
+              "`receivers.otlp.protocols.grpc|http`, with the same keys below each protocol; there only the protocols",
+              "listed are served (`http:` with no",
+              "settings: its defaults), while in evald's shape a protocol left out gets its defaults and `null` turns",
+              "it off. One block cannot use both shapes. The Collector's `service`, `processors`, `extensions` and",
+              "`connectors` sections are refused with what to do instead (evald/config/collector_shape.py).", ""]
     for type_name, factory in sorted(RECEIVER_FACTORIES.items()):
         lines += _section(f"`{type_name}`", factory.config_model(), f"receivers.{type_name}.")
     lines += ["## Exporters (`exporters.<type>[/<name>]`)", ""]
