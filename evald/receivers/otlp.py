@@ -10,7 +10,7 @@ Config keys (``receivers: otlp[/<name>]:``), Collector-style::
           max_concurrent_streams: 100   # per HTTP/2 connection; 0 = unlimited
           max_connections: 0            # 0 = auto (a share of the open-file limit); see grpc_limits.py
           keepalive: {server_parameters: {...}, enforcement_policy: {...}}   # Collector keys: grpc_limits.py
-          tls: null                     # {cert_file, key_file, client_ca_file, min_version}: see tls.py
+          tls: null                     # {cert_file, key_file, client_ca_file, min_version, reload_interval, ...}
           auth: null                    # {bearer_tokens, token_files, api_key_header}: see auth.py
         http:
           endpoint: 0.0.0.0:4318
@@ -23,10 +23,11 @@ Config keys (``receivers: otlp[/<name>]:``), Collector-style::
           tls: null                         # same keys as for grpc
           auth: null
 
-A protocol left out (or ``otlp: {}``) is enabled with its defaults; ``grpc: null`` / ``http: null`` disables
-it; disabling both is a validation error. Each enabled protocol is a separate ``Source`` with id
-``<component_id>/grpc`` or ``<component_id>/http``; its self-metrics carry ``receiver=<component_id>`` and
-``transport=grpc|http``.
+The Collector's shape ``otlp: {protocols: {grpc: ..., http: ...}}`` is read too (evald/config/collector_shape.py:
+there only the protocols listed are served). A protocol left out (or ``otlp: {}``) is enabled with its defaults;
+``grpc: null`` / ``http: null`` disables it; disabling both is a validation error. Each enabled protocol is a
+separate ``Source`` with id ``<component_id>/grpc`` or ``<component_id>/http``; its self-metrics carry
+``receiver=<component_id>`` and ``transport=grpc|http``.
 
 Failure semantics (details in otlp_grpc.py / otlp_http.py): spans with invalid ids -> partial success;
 malformed request -> INVALID_ARGUMENT / 400; window full -> UNAVAILABLE + RetryInfo / 503 + Retry-After;
@@ -76,9 +77,9 @@ class OTLPGrpcConfig(ComponentConfig):
 
     @model_validator(mode="after")
     def _grpc_tls_version(self) -> Self:
-        if self.tls is not None and self.tls.min_version != "1.2":
-            raise ValueError("`tls.min_version` must be \"1.2\" for OTLP/gRPC: grpcio cannot restrict the version "
-                             "(it negotiates TLS 1.3 when the client supports it)")
+        if self.tls is not None and (self.tls.min_version != "1.2" or self.tls.max_version not in (None, "1.3")):
+            raise ValueError("`tls.min_version` must be \"1.2\" for OTLP/gRPC (and `max_version` null or \"1.3\"): "
+                             "grpcio cannot restrict the version (it negotiates TLS 1.3 when the client supports it)")
         return self
 
 

@@ -173,9 +173,9 @@ class OTLPGrpcReceiver:
 
 
 def _credentials(tls: ServerTLSConfig) -> grpc.ServerCredentials:
-    cert, key, client_ca = tls.read_pem()
-    return grpc.ssl_server_credentials([(key, cert)], root_certificates=client_ca,
-                                       require_client_auth=client_ca is not None)
+    from evald.receivers.tls_reload import grpc_server_credentials  # reloads with tls.reload_interval
+
+    return grpc_server_credentials(tls)
 
 
 def _unavailable(err: QueueFullError) -> tuple[grpc.StatusCode, str, Trailers]:

@@ -1,0 +1,158 @@
+"""Certificate reload without a restart: ``tls.reload_interval`` of ``receivers.otlp.grpc|http`` (tls.py).
+
+Config keys: ``reload_interval`` in the receiver's ``tls`` block (the Collector's name); ``null`` or 0 = never.
+
+How it works, like the Collector's (lazily, at a handshake; no background task): when a new connection arrives and
+at least ``reload_interval`` has passed since the last check, the files (``cert_file``, ``key_file``,
+``client_ca_file``) are stat'ed; if any changed (mtime, size or inode, which also catches the symlink swap of a
+Kubernetes Secret volume), they are read and a new server context is built from them. Contents identical to the
+ones in use change nothing. The new certificate, key and client CA serve that connection and every later one;
+established connections keep theirs.
+
+- OTLP/HTTP: the listening ``ssl.SSLContext`` gets an ``sni_callback`` (OpenSSL calls it for every ClientHello,
+  with or without SNI) that switches the connection to the newest context.
+- OTLP/gRPC: ``grpc.dynamic_ssl_server_credentials`` with a fetcher that grpc calls before every handshake; it
+  returns a new ``ServerCertificateConfiguration`` after a change, None otherwise. Whether a client certificate is
+  required is fixed when the server starts (a config change, not a rotation).
+
+Failure semantics: a change that cannot be used (a file missing or half written, a key that does not match the new
+certificate) is logged as a WARNING and the certificate in use is kept; the files are checked again after the next
+interval, so a rotation finished later is picked up. A reload never fails a handshake and never raises into the
+server. Successful reloads are logged at INFO. Inline ``*_pem`` values never change, so nothing is reloaded for them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import ssl
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import grpc
+
+    from evald.receivers.tls import ServerTLSConfig, TLSMaterial
+
+logger = logging.getLogger(__name__)
+
+Signature = tuple[tuple[int, int, int] | None, ...]
+
+
+def file_signature(paths: tuple[str, ...]) -> Signature:
+    """Per file ``(mtime_ns, size, inode)`` as ``stat`` (following symlinks) sees it, None when it cannot."""
+    out: list[tuple[int, int, int] | None] = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            out.append(None)
+        else:
+            out.append((st.st_mtime_ns, st.st_size, st.st_ino))
+    return tuple(out)
+
+
+class CertificateReloader:
+    """Rebuilds the server context of a ``ServerTLSConfig`` when its files change (see the module docstring).
+
+    ``poll`` is cheap when nothing is due (one clock read) and safe from any thread (grpc calls it from its own);
+    it returns the new ``(material, context)`` after a usable change, else None.
+    """
+
+    def __init__(self, config: ServerTLSConfig, clock: Callable[[], float] = time.monotonic) -> None:
+        self._config = config
+        self._paths = config.files()
+        self._interval = float(config.reload_interval or 0.0)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._signature = file_signature(self._paths)
+        self.material: TLSMaterial = config.read_material()
+        self._next_check = clock() + self._interval
+        self._failed: Signature | None = None  # the signature last logged as unusable (log once per state)
+        self.reloads = 0
+        self.failures = 0
+
+    def poll(self) -> tuple[TLSMaterial, ssl.SSLContext] | None:
+        now = self._clock()
+        if now < self._next_check or not self._lock.acquire(blocking=False):
+            return None
+        try:
+            self._next_check = now + self._interval
+            signature = file_signature(self._paths)
+            if signature == self._signature:
+                return None
+            return self._load(signature)
+        finally:
+            self._lock.release()
+
+    def _load(self, signature: Signature) -> tuple[TLSMaterial, ssl.SSLContext] | None:
+        from evald.receivers.tls import build_ssl_context
+
+        try:
+            context = build_ssl_context(self._config)
+            material = self._config.read_material()
+            if file_signature(self._paths) != signature:
+                raise ValueError("the files changed while they were read")
+        except (OSError, ValueError) as err:
+            self.failures += 1
+            if signature != self._failed:
+                self._failed = signature
+                logger.warning("TLS files %s changed but cannot be used yet (%s); keeping the certificate in use "
+                               "and checking again in %gs", ", ".join(self._paths), err, self._interval)
+            return None
+        self._signature, self._failed = signature, None
+        if material == self.material:
+            return None
+        self.material = material
+        self.reloads += 1
+        logger.info("TLS certificate reloaded from %s", ", ".join(self._paths))
+        return material, context
+
+
+def install_reloader(context: ssl.SSLContext, config: ServerTLSConfig) -> CertificateReloader:
+    """Make every new connection on ``context`` (a listening server context) use the newest certificate."""
+    reloader = CertificateReloader(config)
+    newest: list[ssl.SSLContext] = []
+
+    def switch(ssl_object: Any, _server_name: str | None, _context: ssl.SSLContext) -> int | None:
+        try:
+            reloaded = reloader.poll()
+            if reloaded is not None:
+                newest[:] = [reloaded[1]]
+            if newest:
+                ssl_object.context = newest[0]
+        except Exception:  # a reload must never fail a handshake: keep serving the current certificate
+            logger.exception("TLS certificate reload failed; keeping the certificate in use")
+        return None
+
+    context.sni_callback = switch
+    return reloader
+
+
+def grpc_server_credentials(config: ServerTLSConfig) -> grpc.ServerCredentials:
+    """Server credentials for ``grpc.aio.server``: static, or reloading with ``reload_interval`` (see above)."""
+    import grpc
+
+    material = config.read_material()
+    require = material.client_ca is not None
+    if not (config.reload_interval and config.files()):
+        return grpc.ssl_server_credentials([(material.key, material.cert)], root_certificates=material.client_ca,
+                                           require_client_auth=require)
+    reloader = CertificateReloader(config)
+
+    def fetch() -> Any:
+        try:
+            reloaded = reloader.poll()
+        except Exception:  # never raise into grpc's handshake
+            logger.exception("TLS certificate reload failed; keeping the certificate in use")
+            return None
+        if reloaded is None:
+            return None
+        new = reloaded[0]
+        return grpc.ssl_server_certificate_configuration([(new.key, new.cert)], root_certificates=new.client_ca)
+
+    initial = grpc.ssl_server_certificate_configuration([(reloader.material.key, reloader.material.cert)],
+                                                        root_certificates=reloader.material.client_ca)
+    return grpc.dynamic_ssl_server_credentials(initial, fetch, require_client_authentication=require)
