@@ -221,3 +221,24 @@ def test_plan_order_rejects_unknown_references_and_cycles_built_without_the_load
     with pytest.raises(ValueError, match="cycle: a -> b -> a"):
         _planned(_bind(_Fixed("a", 0.9), when={"metric": "b", "passed": True}),
                  _bind(_Fixed("b", 0.9), when={"metric": "a", "passed": True}))
+
+
+async def test_begin_returns_the_waves_before_the_first_async_one_and_finish_the_rest() -> None:
+    log: list[str] = []
+    bindings = _planned(
+        _bind(_Fixed("cheap", 0.9, log)),
+        _bind(_AsyncFixed("screen", 0.2, log)),
+        _bind(_Fixed("cheap_if_cheap", 0.9, log), when={"metric": "cheap", "passed": True}),
+        _bind(_Fixed("after_screen", 0.9, log), when={"metric": "screen", "passed": False}),
+        _bind(_AsyncFixed("deep", 0.9, log), when={"metric": "after_screen", "passed": True}),
+    )
+    scorer = CaseScorer(Telemetry(), metric_timeout=5.0)
+    plan = scorer.plan(bindings)
+    first, remainder = scorer.begin(_case(), plan)
+    assert first is not None and log == ["cheap", "cheap_if_cheap"]  # nothing asynchronous has run yet
+    assert sorted(s.name for s in first.scores) == ["cheap", "cheap_if_cheap"]
+    rest = await scorer.finish(_case(), plan, remainder)
+    assert log == ["cheap", "cheap_if_cheap", "screen", "after_screen", "deep"]
+    assert sorted(s.name for s in rest.scores) == ["after_screen", "deep", "screen"]  # disjoint from the first part
+    whole = await scorer.score(_case(), plan)
+    assert sorted(s.name for s in whole.scores) == sorted(s.name for s in (*first.scores, *rest.scores))

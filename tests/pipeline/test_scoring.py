@@ -86,3 +86,23 @@ async def test_synchronous_metrics_are_scored_inline_with_the_same_outcomes() ->
     assert sample("evald_metric_errors_total", {"metric": "down", "reason": "exception"}) == 1.0
     assert sample("evald_metric_errors_total", {"metric": "bad", "reason": "bad_result"}) == 1.0
     assert sample("evald_metric_duration_seconds_count", {"metric": "scored"}) == 1.0
+
+
+class _AsyncScore(_Fixed):
+    async def a_measure(self, case: EvalCase) -> Score | None:
+        return self.measure(case)
+
+
+async def test_begin_runs_the_synchronous_metrics_and_finish_the_asynchronous_ones() -> None:
+    scorer = CaseScorer(Telemetry(), metric_timeout=5.0)
+    plan = scorer.plan([_binding(_Fixed("cheap", "score")), _binding(_AsyncScore("judge", "score")),
+                        _binding(_Fixed("na", "none")), _binding(_AsyncSkip("open", "score"))])
+    case = EvalCase(trace_id="a" * 32, input="q", output="a")
+    first, remainder = scorer.begin(case, plan)
+    assert first is not None and [s.name for s in first.scores] == ["cheap"]
+    assert first.skipped == (("na", "not_applicable"),)
+    rest = await scorer.finish(case, plan, remainder)
+    assert [s.name for s in rest.scores] == ["judge"] and rest.skipped == (("open", "circuit_open"),)
+    assert not rest.errors
+    only_async = scorer.plan([_binding(_AsyncScore("judge", "score"))])
+    assert scorer.begin(case, only_async)[0] is None  # nothing to export before the judge
