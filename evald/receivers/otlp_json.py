@@ -94,7 +94,10 @@ def _parse_salvaging(doc: dict[str, Any], message: M, lists: tuple[tuple[str, st
     except ValueError as err:
         if "too deep" not in str(err):
             raise
-        lost = sum(salvage_json(doc, message, keys) for keys in lists)
+        try:
+            lost = sum(salvage_json(doc, message, keys) for keys in lists)
+        except Exception:  # another item is malformed in another way: the request is, as first reported
+            raise err from None
         if not lost:
             raise
         message.Clear()

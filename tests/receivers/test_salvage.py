@@ -89,3 +89,10 @@ async def test_the_http_receiver_answers_partial_success_for_the_deep_span() -> 
                       reason=UNDECODABLE) == 1
     finally:
         await receiver.shutdown(1.0)
+
+
+def test_a_deep_span_beside_an_otherwise_malformed_one_is_still_a_400() -> None:
+    doc = json.loads(json_with_one_deep_span(60))
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"][2]["startTimeUnixNano"] = "not a number"
+    with pytest.raises(MalformedRequest, match="too deep"):  # found by the fuzz run: was an internal error (500)
+        decode_traces(json.dumps(doc).encode(), "json")
