@@ -6,6 +6,8 @@ span (docs/benchmarks.md). Their ``.py`` sources stay the reference and are what
 
 * ``EVALD_PURE_PYTHON=1 pip install .`` skips compilation (no C compiler needed; about 1.2x the CPU per span).
 * A module that fails to compile is skipped with a warning (``optional`` extensions), never a failed install.
+* ``pip install`` hides a build's output unless ``-v``: the progress lines (what is compiled, how long it took) go
+  to the terminal (``/dev/tty``) when there is one, else to stderr.
 * In an editable install the extensions sit next to their sources and shadow them: after editing a compiled
   module run ``pip install -e .`` again (the test suite refuses to run on stale extensions,
   ``evald.native.stale_modules``).
@@ -18,12 +20,41 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from typing import Any
 
 from setuptools import setup
+from setuptools.command.build_ext import build_ext
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from evald.native import COMPILED_MODULES  # noqa: E402  - the one list, also read by evald at runtime
+
+
+def say(message: str) -> None:
+    """A progress line the user sees: pip captures a build's stdout/stderr (shown with -v), not the terminal."""
+    try:
+        with open("/dev/tty", "w", encoding="utf-8") as tty:
+            tty.write(f"evald: {message}\n")
+    except OSError:  # no terminal (CI, docker build): stderr, shown by `pip install -v` and in build logs
+        print(f"evald: {message}", file=sys.stderr, flush=True)
+
+
+class BuildExtWithProgress(build_ext):
+    """build_ext that says which extension it compiles (one line each, with its time) and sums up at the end."""
+
+    def run(self) -> None:
+        self._index, self._built, started = 0, 0, time.monotonic()
+        say(f"compiling {len(self.extensions)} C extensions (EVALD_PURE_PYTHON=1 skips this)")
+        super().run()
+        say(f"compiled {self._built}/{len(self.extensions)} extensions in {time.monotonic() - started:.0f} s")
+
+    def build_extension(self, ext: Any) -> None:
+        self._index += 1
+        started = time.monotonic()
+        say(f"[{self._index}/{len(self.extensions)}] {ext.name} ...")
+        super().build_extension(ext)  # an optional extension that fails raises here and is skipped with a warning
+        self._built += 1
+        say(f"[{self._index}/{len(self.extensions)}] {ext.name} done in {time.monotonic() - started:.1f} s")
 
 
 def ext_modules() -> list[Any]:
@@ -35,6 +66,8 @@ def ext_modules() -> list[Any]:
         print("evald: mypyc not available, installing pure Python", file=sys.stderr)
         return []
     paths = [module.replace(".", "/") + ".py" for module in COMPILED_MODULES]
+    say(f"translating {len(paths)} modules to C with mypyc (then compiling; 2-3 minutes in all): "
+        + ", ".join(COMPILED_MODULES))
     # The build environment holds only the build requirements: no pydantic (whose mypy plugin pyproject's
     # [tool.mypy] loads), no protobuf stubs. So the compile ignores that config and treats modules it cannot find
     # as untyped (dynamic); `mypy --strict` with the full config is part of the test suite.
@@ -45,4 +78,4 @@ def ext_modules() -> list[Any]:
     return extensions
 
 
-setup(ext_modules=ext_modules())
+setup(ext_modules=ext_modules(), cmdclass={"build_ext": BuildExtWithProgress})
