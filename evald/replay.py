@@ -137,7 +137,8 @@ def _missing(path: Path, err: OSError) -> str:
     return "no such file or directory" if isinstance(err, FileNotFoundError) else f"cannot access: {_reason(err)}"
 
 
-async def replay(paths: Sequence[str | Path], config: ResolvedConfig) -> ReplayResult:
+async def replay(paths: Sequence[str | Path], config: ResolvedConfig, missing: str = "skip") -> ReplayResult:
+    """Score ``paths``; the result's summary treats skipped metrics as ``missing`` says (``summarize``)."""
     found = discover(paths)
     files, skipped, failed = found.files, found.skipped, found.failed
     counts = ReplayCounts()
@@ -177,7 +178,7 @@ async def replay(paths: Sequence[str | Path], config: ResolvedConfig) -> ReplayR
     scored = sorted(memory.cases, key=lambda c: (c.case.trace_id, c.case.scope != "trace", c.case.span_id or ""))
     counts.files_read = read
     _count_stages(service.telemetry.registry, counts)
-    result = ReplayResult(scored=scored, summary=summarize(scored), skipped_files=skipped, files_read=read,
+    result = ReplayResult(scored=scored, summary=summarize(scored, missing), skipped_files=skipped, files_read=read,
                           failed_files=failed, counts=counts, not_evaluable=rows)
     attach_counts(result.summary, result)
     return result

@@ -75,9 +75,25 @@ KNOWN: Final = (OPENAI_V2, OTEL_GENAI, OPENLLMETRY, OPENINFERENCE, PYDANTIC_AI, 
                 LANGFUSE, OTHER)
 
 
+#: detect's answers by (scope names, convention): a deployment sees a handful of combinations, and detect runs for
+#: every case (twice the prefix scan per span otherwise); bounded: cleared when full
+_DETECTED: dict[tuple[tuple[str, ...], str | None], Instrumentation] = {}
+_DETECTED_MAX: Final = 4096
+
+
 def detect(scope_names: tuple[str, ...], convention: str | None) -> Instrumentation:
     """The instrumentation of a case from the scope names of its spans (inference spans first) and the mapper's
     convention; ``OTHER`` when nothing is recognised."""
+    key = (scope_names, convention)
+    found = _DETECTED.get(key)
+    if found is None:
+        if len(_DETECTED) >= _DETECTED_MAX:
+            _DETECTED.clear()
+        found = _DETECTED[key] = _detect(scope_names, convention)
+    return found
+
+
+def _detect(scope_names: tuple[str, ...], convention: str | None) -> Instrumentation:
     for scope in scope_names:
         for prefix, found in _BY_SCOPE:
             if scope.startswith(prefix):
