@@ -8,18 +8,25 @@ import time
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from aiohttp import web
+
 from evald.assembly.completion import Completion
 from evald.case import Dimension, EvalCase, Score
+from evald.config.loader import parse_config
 from evald.exporters.acks import current_ack
 from evald.interfaces import MappingResult
+from evald.judges.registry import close_judges
 from evald.metrics.base import BaseMetric
-from evald.model import AssembledTrace, Delivery, ScoredCase
+from evald.model import AssembledTrace, Delivery, ScoredCase, SignalBatch
 from evald.pipeline.accounting import shutdown_totals
 from evald.pipeline.bindings import MetricBinding, MetricFilter
 from evald.pipeline.engine import EvaluationPipeline, PipelineConfig
 from evald.pipeline.sampling import Sampler
+from evald.service import EvaldService
 from evald.telemetry import Telemetry
-from evald.testing import InMemoryExporter
+from evald.testing import InMemoryExporter, chat_span
+from tests.judges.fake_llm import FakeLLM, Reply
+from tests.metrics.local_http import serve
 
 
 class Cheap(BaseMetric):
@@ -218,3 +225,50 @@ async def test_a_trace_cut_short_while_waiting_for_room_is_counted() -> None:
     totals = shutdown_totals(tm, pipe.no_metric)
     assert (totals.cases, totals.unaccounted) == (4, 0)
     assert "cases 4 = scored 0 + dropped 4 (shutdown 4)" in totals.line() and totals.alarming
+
+
+async def test_a_real_judge_answering_after_5s_does_not_hold_back_50_cases_without_one() -> None:
+    """Through the service's window and pipeline, the real openai SDK judging one case against a stand-in that
+    answers after 5 s: the 50 cases without a judge and the judged case's cheap score are exported at once."""
+    llm = FakeLLM(default=Reply(delay=5.0))
+    asked = asyncio.Event()
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        asked.set()
+        return await llm.handle(request)
+
+    async with serve(handle) as server:
+        llm.server = server
+        config = parse_config(f"""
+receivers: {{}}
+exporters: {{}}
+assembly: {{ settle: 0s, decision_wait: 1s }}
+pipeline: {{ workers: 2, metric_timeout: 20s }}
+judges:
+  default: {{ provider: openai, model: gpt-4o-mini, api_key: sk-test-not-a-real-key, base_url: "{server.base_url}/v1",
+             timeout: 10s, max_retries: 0, cache: {{ enabled: false }} }}
+metrics:
+  - {{ kind: error_free, scope: llm_call }}
+  - {{ kind: answer_relevancy, scope: llm_call, filter: {{ service_name: [judged] }} }}
+""")
+        memory = InMemoryExporter("split")
+        service = EvaldService(config, Telemetry(), with_receivers=False, with_admin=False,
+                               configured_exporters=False, extra_exporters=[memory])
+        await service.pipeline.start()
+        spans = [chat_span(trace_id=tid(i), service_name="judged" if i == 0 else "plain") for i in range(51)]
+        try:
+            service.window.consume(SignalBatch(spans=tuple(spans)))
+            began = time.perf_counter()
+            await service.window.flush(service.pipeline.on_trace)
+            await memory.wait_for(51, timeout=2)
+            took = time.perf_counter() - began
+            assert took < 0.5, f"cheap scores took {took:.3f}s"
+            assert all(names(c) == {"error_free"} for c in memory.cases)
+            await asyncio.wait_for(asked.wait(), 2)  # the judge's request reached the stand-in (answers in 5 s)
+            assert len(memory.cases) == 51 and llm.in_flight == 1
+        finally:
+            await service.pipeline.shutdown(0.1)
+    await asyncio.wait_for(close_judges(), 5)
+    sample = service.telemetry.registry.get_sample_value
+    assert sample("evald_scored_cases_total", {"scope": "llm_call"}) == 50
+    assert sample("evald_cases_dropped_total", {"reason": "shutdown_in_flight"}) == 1
