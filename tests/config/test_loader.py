@@ -206,7 +206,7 @@ def test_an_unknown_metric_kind_lists_only_the_nearest_kinds() -> None:
     near = problems["metrics[0].kind"]
     assert near.startswith("unknown metric kind 'tool_call'; did you mean 'tool_call")
     assert "'tool_called'" in near and f"`evald list-metrics` lists all {count}" in near
-    assert problems["metrics[1].kind"].startswith("unknown metric kind 'latncy'; did you mean 'latency'? (")
+    assert problems["metrics[1].kind"].startswith("unknown metric kind 'latncy'; did you mean 'latency'")  # first
     assert problems["metrics[2].kind"].startswith("unknown metric kind 'zzzzqqq'; no known kind is close")
     for message in problems.values():
         named = [kind for kind in known_kinds() if f"'{kind}'" in message]
