@@ -73,7 +73,33 @@ class _Handler2(base._Handler):
         elif path.endswith("/embeddings"):
             self._with_body(self._embeddings)
         else:
+            self._tool_name = "get_weather"
             super().do_POST()
+
+    # echo the offered tool's name where a framework prefixes it (Semantic Kernel: 'WeatherPlugin-get_weather')
+    _tool_name = "get_weather"
+
+    def _offered_name(self, body: dict[str, Any]) -> str:
+        for t in body.get("tools") or []:
+            name = (t.get("function") or t).get("name", "")
+            if name.endswith("get_weather"):
+                return str(name)
+        return "get_weather"
+
+    def _openai(self, body: dict[str, Any]) -> None:
+        self._tool_name = self._offered_name(body)
+        super()._openai(body)
+
+    def _rename(self, text: str) -> str:
+        if self._tool_name == "get_weather":
+            return text
+        return text.replace('"name": "get_weather"', f'"name": "{self._tool_name}"')
+
+    def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        super()._json(status, json.loads(self._rename(json.dumps(payload))), headers)
+
+    def _sse(self, events: list[tuple[str | None, str]]) -> None:
+        super()._sse([(name, self._rename(data)) for name, data in events])
 
     def _with_body(self, fn: Any) -> None:
         length = int(self.headers.get("Content-Length") or 0)
