@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import resource
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Literal
@@ -98,25 +99,33 @@ def _build(r: CollectorRegistry) -> ListenerMetrics:
 
 
 class ConnectionTable:
-    """Every guarded connection of the process, oldest evictable first (shared by all listeners, because file
-    descriptors are a process-wide resource)."""
+    """Every guarded connection of the process that is not in a request, oldest first per listener (one table for
+    all listeners, because file descriptors are a process-wide resource). Each operation is O(1) per connection."""
 
     def __init__(self) -> None:
-        self._evictable: OrderedDict[ConnectionGuard, None] = OrderedDict()
+        self._evictable: dict[str, OrderedDict[ConnectionGuard, float]] = {}
 
     def evictable(self, guard: ConnectionGuard, yes: bool) -> None:
+        entries = self._evictable.setdefault(guard.listener.name, OrderedDict())
+        entries.pop(guard, None)
         if yes:
-            self._evictable[guard] = None
-            self._evictable.move_to_end(guard)
-        else:
-            self._evictable.pop(guard, None)
+            entries[guard] = time.monotonic()  # appended: the newest
 
     def evict(self, count: int, listener: str | None = None) -> int:
         """Close up to ``count`` of the oldest connections not in a request (of ``listener`` only, if given)."""
-        victims = [g for g in self._evictable if listener is None or g.listener.name == listener][:count]
-        for guard in victims:
-            guard.close("evicted")
-        return len(victims)
+        closed = 0
+        while closed < count:
+            oldest: tuple[float, ConnectionGuard] | None = None
+            for name, entries in self._evictable.items():
+                if entries and (listener is None or name == listener):
+                    guard, since = next(iter(entries.items()))
+                    if oldest is None or since < oldest[0]:
+                        oldest = (since, guard)
+            if oldest is None:
+                break
+            oldest[1].close("evicted")  # leaves the table
+            closed += 1
+        return closed
 
 
 TABLE = ConnectionTable()
@@ -179,6 +188,8 @@ class ConnectionGuard(asyncio.Protocol):
     # -- state -------------------------------------------------------------------------------------------------
 
     def _enter(self, state: State) -> None:
+        if self._released:  # closed already: no timer, no place in the table
+            return
         self.state = state
         if self._timer is not None:
             self._timer.cancel()
@@ -194,12 +205,10 @@ class ConnectionGuard(asyncio.Protocol):
         self._timer = asyncio.get_running_loop().call_later(delay, self.close, reason)
 
     def request_started(self) -> None:
-        if not self._released:
-            self._enter("active")
+        self._enter("active")
 
     def request_finished(self) -> None:
-        if not self._released:
-            self._enter("idle")
+        self._enter("idle")
 
     def close(self, reason: str) -> None:
         """Close the connection for ``reason`` (counted once)."""
