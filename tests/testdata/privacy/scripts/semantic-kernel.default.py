@@ -120,7 +120,8 @@ NOTES = {
                    "'... succeeded.', 'Function completed. Duration: ...'. First chat span finish reason "
                    "'FinishReason.TOOL_CALLS'.",
     "f_error": COMMON + " chat, AutoFunctionInvocationLoop and invoke_agent spans: status ERROR "
-               "'ServiceResponseException: (\"<class '...OpenAIChatCompletion'> service failed to complete the prompt\", "
+               "'ServiceResponseException: (\"<class '...OpenAIChatCompletion'> "
+               "service failed to complete the prompt\", "
                "InternalServerError('Error code: 500 - ...'))' and an 'exception' event each; error.type on the chat "
                "span is the class repr \"<class 'semantic_kernel.exceptions.service_exceptions."
                "ServiceResponseException'>\", on invoke_agent 'ServiceResponseException'.",
