@@ -135,12 +135,12 @@ def grpc_server_credentials(config: ServerTLSConfig) -> grpc.ServerCredentials:
     """Server credentials for ``grpc.aio.server``: static, or reloading with ``reload_interval`` (see above)."""
     import grpc
 
-    material = config.read_material()
-    require = material.client_ca is not None
     if not (config.reload_interval and config.files()):
+        material = config.read_material()
         return grpc.ssl_server_credentials([(material.key, material.cert)], root_certificates=material.client_ca,
-                                           require_client_auth=require)
+                                           require_client_auth=material.client_ca is not None)
     reloader = CertificateReloader(config)
+    require = reloader.material.client_ca is not None
 
     def fetch() -> Any:
         try:
