@@ -17,7 +17,7 @@ from evald.config.base import ComponentConfig, Endpoint
 from evald.exporters.routing import ExportPipelineConfig, checking_exporter_ids
 from evald.ingest.forwarder import IngestConfig
 from evald.judges.config import JudgeConfig, check_judge_deadlines
-from evald.judges.registry import check_judge_references
+from evald.metrics.judged.references import check_judge_references
 from evald.pipeline.bindings import MetricSpec
 from evald.pipeline.conversations import ConversationsConfig
 from evald.pipeline.engine import PipelineConfig

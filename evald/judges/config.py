@@ -22,10 +22,10 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, model_validator
 
 from evald.config.base import ComponentConfig, Duration
-from evald.metrics.operational.cost import ModelPrice, find_price, shipped_prices
-from evald.metrics.options import Regex
-from evald.metrics.remote import safe_url
-from evald.metrics.safety.detectors import PII_TYPES, Locale, PiiType
+from evald.config.patterns import Regex
+from evald.detection.detectors import PII_TYPES, Locale, PiiType
+from evald.outcomes import safe_url
+from evald.pricing import ModelPrice, find_price, shipped_prices
 
 #: the longest backoff between two attempts (full jitter below it)
 MAX_BACKOFF = 10.0

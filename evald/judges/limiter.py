@@ -42,7 +42,7 @@ from evald.judges.governors import BudgetExhausted, CircuitBreaker, Clock, Reser
 from evald.judges.providers import Completion, ProviderError
 from evald.judges.telemetry import CIRCUIT_HALF_OPEN, JudgeTelemetry
 from evald.judges.usage import ANTHROPIC_TOOL_PROMPT_TOKENS, Charge, charge_for, worst_case_tokens
-from evald.metrics.remote import MetricSkipped, MetricUnavailable, short_detail
+from evald.outcomes import MetricSkipped, MetricUnavailable, short_detail
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

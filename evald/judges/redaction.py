@@ -1,6 +1,6 @@
 """Redaction before a prompt leaves the process: PII and secrets become typed placeholders like ``[EMAIL_1]``.
 
-Detection reuses the safety detectors (``evald/metrics/safety/detectors.py``): emails, phone numbers
+Detection reuses the safety detectors (``evald/detection/detectors.py``): emails, phone numbers
 (libphonenumber), payment cards (Luhn), IBANs (mod 97), national ids, provider API keys, JWTs, private keys and
 high-entropy ``name = value`` secrets; adds the secret ruleset of ``evald/judges/secret_rules.py`` (detect-secrets'
 regex plugins and evald's rules for what they miss: Authorization/Bearer values, Hugging Face tokens, Azure
@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from evald.detection.detectors import SECRET_TYPES, Match, find_pii, find_secrets
 from evald.judges.config import RedactionConfig
 from evald.judges.secret_rules import detect_secrets_rules, find_rule_secrets, unicode_emails
-from evald.metrics.safety.detectors import SECRET_TYPES, Match, find_pii, find_secrets
 
 _PLACEHOLDER_TYPES = {"credit_card": "CARD", "national_id": "NATIONAL_ID", "secret": "SECRET"}
 

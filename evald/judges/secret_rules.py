@@ -31,7 +31,7 @@ import functools
 import re
 from collections.abc import Iterator
 
-from evald.metrics.safety.detectors import Match
+from evald.detection.detectors import Match
 
 #: detect-secrets plugins not used for redaction (not credentials)
 EXCLUDED_PLUGINS = frozenset({"IPPublicDetector"})

@@ -1,22 +1,7 @@
-"""Option types shared by the metrics' ``Options`` models."""
+"""Option types shared by the metrics' ``Options`` models (the regex types live in ``evald/config/patterns.py``)."""
 
 from __future__ import annotations
 
-import re
-from typing import Annotated
+from evald.config.patterns import Pattern, Regex
 
-from pydantic import AfterValidator, Field
-
-
-def _compiles(pattern: str) -> str:
-    try:
-        re.compile(pattern)
-    except re.error as err:
-        raise ValueError(f"invalid regular expression {pattern!r}: {err}") from err
-    return pattern
-
-
-#: an option value that must be a valid Python regex (checked when the config is loaded)
-Pattern = Annotated[str, AfterValidator(_compiles)]
-#: the same, non-empty
-Regex = Annotated[Pattern, Field(min_length=1)]
+__all__ = ["Pattern", "Regex"]

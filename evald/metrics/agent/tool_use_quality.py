@@ -6,8 +6,8 @@ from typing import ClassVar
 
 from evald.case import Dimension
 from evald.config.base import ComponentConfig
-from evald.judges.banded import BandedJudgeMetric
-from evald.judges.judged import JudgedOptions
+from evald.metrics.judged.banded import BandedJudgeMetric
+from evald.metrics.judged.common import JudgedOptions
 
 
 class ToolUseQualityOptions(JudgedOptions):

@@ -8,9 +8,9 @@ from pydantic import Field, model_validator
 
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
-from evald.judges.judged import JudgedOptions, ask_judge, band_value, case_data
 from evald.judges.prompting import VerdictField
 from evald.metrics.base import BaseMetric
+from evald.metrics.judged.common import JudgedOptions, ask_judge, band_value, case_data
 
 CaseField = Literal["input", "output", "expected", "context", "system_prompt"]
 

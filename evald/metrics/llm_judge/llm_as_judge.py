@@ -9,8 +9,8 @@ from pydantic import Field, model_validator
 
 from evald.case import Dimension, EvalCase
 from evald.config.base import ComponentConfig
-from evald.judges.banded import BandedJudgeMetric
-from evald.judges.judged import JudgedOptions, case_data
+from evald.metrics.judged.banded import BandedJudgeMetric
+from evald.metrics.judged.common import JudgedOptions, case_data
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}")
 VARIABLES = ("input", "expected", "output", "context")

@@ -4,77 +4,20 @@ from __future__ import annotations
 
 import logging
 import math
-import re
-from functools import cache
-from importlib import resources
 from typing import ClassVar, Self, cast
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
 from evald.metrics.base import BaseMetric
 from evald.metrics.operational.latency import BudgetMode, budget_value
+from evald.pricing import TOKENS_PER_UNIT, ModelPrice, fold_prices, lookup_price, shipped_prices
+
+#: the price table moved to evald/pricing.py (neutral: the judges' budgets use it too); its names stay importable here
+__all__ = ["CostMetric", "CostOptions", "ModelPrice", "fold_prices", "lookup_price", "shipped_prices"]
 
 logger = logging.getLogger(__name__)
-
-_TOKENS_PER_UNIT = 1_000_000
-#: characters that may follow a price-table key in a longer (dated or tagged) model name
-_VERSION_SEPARATORS = ("-", "@", ":", "_")
-#: a vendor or router prefix in front of a model name: "openai/gpt-4o", "us.anthropic.claude-..."
-_VENDOR_PREFIX = re.compile(r"^(?:[a-z]+[./])+(?=[a-z])")
-
-
-class ModelPrice(BaseModel):
-    """USD per 1 million tokens."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    input: float = Field(ge=0, description="USD per 1M input tokens")
-    output: float = Field(ge=0, description="USD per 1M output tokens")
-
-
-class PriceTable(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    as_of: str
-    models: dict[str, ModelPrice]
-
-
-@cache
-def shipped_prices() -> PriceTable:
-    """The price table shipped with evald (``evald/metrics/operational/prices.yaml``), read once."""
-    text = resources.files("evald.metrics.operational").joinpath("prices.yaml").read_text(encoding="utf-8")
-    return PriceTable.model_validate(yaml.safe_load(text))
-
-
-#: a price table keyed by the case-folded model name: folded key -> (key as written, price)
-FoldedPrices = dict[str, tuple[str, ModelPrice]]
-
-
-def fold_prices(prices: dict[str, ModelPrice]) -> FoldedPrices:
-    """``prices`` keyed for :func:`lookup_price` (built once per table, not per lookup)."""
-    return {key.casefold(): (key, price) for key, price in prices.items()}
-
-
-def find_price(model: str, prices: dict[str, ModelPrice]) -> tuple[str, ModelPrice] | None:
-    """The price of ``model``: an exact (case-insensitive) key, else the longest key that prefixes the name
-    and ends at a version separator; the same again without a vendor prefix such as ``openai/``."""
-    return lookup_price(model, fold_prices(prices))
-
-
-def lookup_price(model: str, table: FoldedPrices) -> tuple[str, ModelPrice] | None:
-    """:func:`find_price` on a table already folded by :func:`fold_prices`."""
-    name = model.strip().casefold()
-    for candidate in dict.fromkeys((name, _VENDOR_PREFIX.sub("", name))):
-        if candidate in table:
-            return table[candidate]
-        prefixes = [k for k in table if len(candidate) > len(k) > 0 and candidate.startswith(k)
-                    and candidate[len(k)] in _VERSION_SEPARATORS]
-        if prefixes:
-            return table[max(prefixes, key=len)]
-    return None
 
 
 class CostOptions(ComponentConfig):
@@ -155,7 +98,7 @@ class CostMetric(BaseMetric):
             logger.debug("cost: not applicable to %s: no price for model(s) %s", eval_case.trace_id, models)
             return None
         key, price = found
-        cost = (eval_case.input_tokens * price.input + eval_case.output_tokens * price.output) / _TOKENS_PER_UNIT
+        cost = (eval_case.input_tokens * price.input + eval_case.output_tokens * price.output) / TOKENS_PER_UNIT
         return cost, {
             "cost_usd": cost, "source": "prices", "price_model": key,
             "input_usd_per_1m": price.input, "output_usd_per_1m": price.output,

@@ -6,10 +6,10 @@ from typing import ClassVar, cast
 
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
-from evald.judges.judged import JudgedOptions, ask_judge, case_data
 from evald.judges.limiter import JudgeError
 from evald.judges.prompting import VerdictField
 from evald.metrics.base import BaseMetric
+from evald.metrics.judged.common import JudgedOptions, ask_judge, case_data
 
 _TASK = (
     "Break the output into its distinct factual claims. For each claim decide whether the context blocks "

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from typing import ClassVar, cast
+from collections.abc import Callable, Iterable, Sequence
+from typing import ClassVar, Literal, cast
 
 from pydantic import Field
 
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
+from evald.detection.detectors import Match
 from evald.metrics.base import BaseMetric
 from evald.metrics.options import Regex
-from evald.metrics.safety.detectors import DEFAULT_FIELDS, Match, ScannedField, case_texts, scan_fields
+from evald.metrics.text import optional_text
 
+ScannedField = Literal["output", "input", "context"]
+#: the default of the metrics' ``fields`` option
+DEFAULT_FIELDS: tuple[ScannedField, ...] = ("output",)
 #: findings listed in metadata; the total count is always given
 MAX_LISTED_FINDINGS = 20
 
@@ -68,3 +74,21 @@ class LeakMetric(BaseMetric):
             0.0, f"found {len(findings)} {self.found}(s) in {scanned}: {summary}",
             findings=findings[:MAX_LISTED_FINDINGS], finding_count=len(findings),
         )
+
+
+def case_texts(eval_case: EvalCase, fields: Iterable[str]) -> list[tuple[str, str]]:
+    """(field label, text) for each selected field that has text; context documents are ``context[i]``."""
+    out: list[tuple[str, str]] = []
+    for name in fields:
+        if name == "context":
+            out += [(f"context[{i}]", doc.content) for i, doc in enumerate(eval_case.context) if doc.content]
+        elif (text := optional_text(getattr(eval_case, name))) is not None:
+            out.append((name, text))
+    return out
+
+
+def scan_fields(texts: Sequence[tuple[str, str]], find: Callable[[str], list[Match]], allow: Sequence[str]
+                ) -> list[tuple[str, Match]]:
+    """(field label, match) for every detection in ``texts`` whose value does not fully match an ``allow`` regex."""
+    return [(field, match) for field, text in texts for match in find(text)
+            if not any(re.fullmatch(p, match.value, re.IGNORECASE) for p in allow)]

@@ -7,7 +7,7 @@ from typing import ClassVar, cast
 from pydantic import Field
 
 from evald.config.base import ComponentConfig
-from evald.metrics.safety.detectors import LOCALES, PII_TYPES, Locale, Match, PiiType, find_pii
+from evald.detection.detectors import LOCALES, PII_TYPES, Locale, Match, PiiType, find_pii
 from evald.metrics.safety.leak import LeakMetric, LeakOptions
 
 

@@ -7,7 +7,7 @@ from typing import ClassVar, cast
 from pydantic import Field
 
 from evald.config.base import ComponentConfig
-from evald.metrics.safety.detectors import SECRET_TYPES, Match, SecretType, find_secrets
+from evald.detection.detectors import SECRET_TYPES, Match, SecretType, find_secrets
 from evald.metrics.safety.leak import LeakMetric, LeakOptions
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from evald.case import EvalCase, ToolCall
-from evald.judges.banded import truncate
 from evald.metrics.agent.task_completion import TaskCompletionMetric
+from evald.metrics.judged.banded import truncate
 from tests.judges.fake_llm import FakeLLM
 from tests.metrics.judged_support import EMAIL, expect_malformed, sent_blocks, verdict
 

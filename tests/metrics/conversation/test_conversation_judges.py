@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from evald.case import EvalCase, Message, ToolCall
-from evald.judges.banded import BandedJudgeMetric
 from evald.metrics.conversation.conversation_coherence import ConversationCoherenceMetric
 from evald.metrics.conversation.goal_accuracy import GoalAccuracyMetric
 from evald.metrics.conversation.knowledge_retention import KnowledgeRetentionMetric
+from evald.metrics.judged.banded import BandedJudgeMetric
 from tests.judges.fake_llm import FakeLLM
 from tests.metrics.judged_support import EMAIL, expect_malformed, sent_blocks, verdict
 

@@ -7,7 +7,8 @@ import pytest
 from pydantic import ValidationError
 
 from evald.case import Dimension, EvalCase
-from evald.metrics.operational.cost import CostMetric, find_price, shipped_prices
+from evald.metrics.operational.cost import CostMetric
+from evald.pricing import find_price, shipped_prices
 
 
 def test_prices_are_computed_from_the_shipped_table_for_a_dated_model() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from evald.case import EvalCase
-from evald.judges.banded import BandedJudgeMetric
+from evald.metrics.judged.banded import BandedJudgeMetric
 from evald.metrics.safety.bias import BiasMetric
 from evald.metrics.safety.harmful_advice import HarmfulAdviceMetric
 from evald.metrics.safety.toxicity import ToxicityMetric

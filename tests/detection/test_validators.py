@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evald.metrics.safety.validators import (
+from evald.detection.validators import (
     NATIONAL_ID_VALIDATORS,
     card_number_valid,
     iban_valid,

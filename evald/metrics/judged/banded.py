@@ -15,9 +15,9 @@ from typing import Any, ClassVar, cast
 
 from evald.case import EvalCase, Message, Score, ToolCall
 from evald.config.base import ComponentConfig
-from evald.judges.judged import JudgedOptions, ask_judge, band_value, case_data
 from evald.judges.prompting import VerdictField
 from evald.metrics.base import BaseMetric
+from evald.metrics.judged.common import JudgedOptions, ask_judge, band_value, case_data
 
 #: a conversation needs at least this many messages to be judged as one
 MIN_TURNS = 2

@@ -1,4 +1,4 @@
-"""PII and secret detectors shared by ``pii_leak`` and ``secret_leak``, and the case texts they scan.
+"""PII and secret detectors shared by the ``pii_leak``/``secret_leak`` metrics and the judges' redaction.
 
 Every detector returns ``Match`` objects: the span, the kind and a masked form. The matched text itself never
 leaves this module except through ``Match.value``, which the metrics use only to apply ``allow`` patterns.
@@ -18,36 +18,31 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import phonenumbers
 
-from evald.case import EvalCase
-from evald.metrics.safety.validators import (
+from evald.detection.validators import (
     NATIONAL_ID_VALIDATORS,
     card_number_valid,
     iban_valid,
     mask,
     shannon_entropy,
 )
-from evald.metrics.text import optional_text
 
 PiiType = Literal["email", "phone", "credit_card", "iban", "national_id"]
 Locale = Literal["us", "uk", "fr", "de", "it"]
 SecretType = Literal[
     "openai", "anthropic", "aws_access_key", "github", "slack", "google_api_key", "jwt", "private_key", "generic",
 ]
-ScannedField = Literal["output", "input", "context"]
 
 PII_TYPES: tuple[PiiType, ...] = ("email", "phone", "credit_card", "iban", "national_id")
 LOCALES: tuple[Locale, ...] = ("us", "uk", "fr", "de", "it")
 SECRET_TYPES: tuple[SecretType, ...] = (
     "openai", "anthropic", "aws_access_key", "github", "slack", "google_api_key", "jwt", "private_key", "generic",
 )
-#: the default of the metrics' ``fields`` option
-DEFAULT_FIELDS: tuple[ScannedField, ...] = ("output",)
 _PHONE_REGIONS: dict[str, str] = {"us": "US", "uk": "GB", "fr": "FR", "de": "DE", "it": "IT"}
 
 
@@ -252,23 +247,3 @@ def _without_overlaps(found: list[Match]) -> list[Match]:
         if all(match.end <= k.start or match.start >= k.end for k in kept):
             kept.append(match)
     return sorted(kept, key=lambda m: (m.start, m.end))
-
-
-# -- the texts of a case -------------------------------------------------------------------------------------------
-
-def case_texts(eval_case: EvalCase, fields: Iterable[str]) -> list[tuple[str, str]]:
-    """(field label, text) for each selected field that has text; context documents are ``context[i]``."""
-    out: list[tuple[str, str]] = []
-    for name in fields:
-        if name == "context":
-            out += [(f"context[{i}]", doc.content) for i, doc in enumerate(eval_case.context) if doc.content]
-        elif (text := optional_text(getattr(eval_case, name))) is not None:
-            out.append((name, text))
-    return out
-
-
-def scan_fields(texts: Sequence[tuple[str, str]], find: Callable[[str], list[Match]], allow: Sequence[str]
-                ) -> list[tuple[str, Match]]:
-    """(field label, match) for every detection in ``texts`` whose value does not fully match an ``allow`` regex."""
-    return [(field, match) for field, text in texts for match in find(text)
-            if not any(re.fullmatch(p, match.value, re.IGNORECASE) for p in allow)]
