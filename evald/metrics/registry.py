@@ -13,6 +13,7 @@ from evald.metrics.base import BaseMetric
 #: "module:Class") in its ``__init__.py``; adding a built-in metric is one line there plus its own file.
 BUILTIN_FAMILIES: tuple[str, ...] = (
     "deterministic", "similarity", "retrieval", "agent", "operational", "safety", "conversation", "llm_judge", "rag",
+    "structural", "mcp", "security", "reliability", "predictability", "composite",
 )
 
 

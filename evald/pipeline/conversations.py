@@ -13,7 +13,8 @@ default 100; older turns are dropped and counted), ``max_mib`` (estimated MiB of
 The conversation case: ``scope="conversation"``, ``messages`` = every kept turn (user, assistant), ``input`` = the
 first user input, ``output`` = the last answer, ``tool_calls`` = all turns' calls, tokens summed (unknown stays
 unknown), ``error`` = any turn failed, ``trace_id`` / ``span_id`` = the last turn's, ``metadata`` =
-``conversation_id``, ``turn_count``, ``trace_ids`` (the last 20).
+``conversation_id``, ``turn_count``, ``trace_ids`` (the last 20), ``turn_latency_ms`` and ``turn_tokens`` (per kept
+turn, None where unknown).
 
 Failure semantics: memory is bounded by count and by bytes. A turn keeps only what the conversation case reads
 (its messages, retrieved context and metadata are left out), charged the estimated size of its texts and tool
@@ -178,5 +179,15 @@ def conversation_case(cid: str, turns: list[EvalCase], dropped_turns: int = 0) -
         service_name=last.service_name,
         metadata={"conversation_id": cid, "turn_count": len(turns) + dropped_turns, "turns_kept": len(turns),
                   "trace_ids": [t.trace_id for t in turns][-_MAX_TRACE_IDS:],
-                  "convention": last.metadata.get("convention")},
+                  "convention": last.metadata.get("convention"),
+                  # per turn (kept turns, in order; None where unknown): turn_latency and turn_token_cost read them
+                  "turn_latency_ms": [t.latency_ms for t in turns], "turn_tokens": [_turn_tokens(t) for t in turns]},
     )
+
+
+def _turn_tokens(turn: EvalCase) -> int | None:
+    if turn.token_count is not None:
+        return turn.token_count
+    if turn.input_tokens is None or turn.output_tokens is None:
+        return None
+    return turn.input_tokens + turn.output_tokens

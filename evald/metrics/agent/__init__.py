@@ -14,4 +14,5 @@ METRICS: dict[str, str] = {
     "steps_below": "evald.metrics.agent.steps_below:StepsBelowMetric",
     "task_completion": "evald.metrics.agent.task_completion:TaskCompletionMetric",
     "tool_use_quality": "evald.metrics.agent.tool_use_quality:ToolUseQualityMetric",
+    "argument_correctness": "evald.metrics.agent.argument_correctness:ArgumentCorrectnessMetric",
 }

@@ -6,4 +6,5 @@ METRICS: dict[str, str] = {
     "conversation_coherence": "evald.metrics.conversation.conversation_coherence:ConversationCoherenceMetric",
     "goal_accuracy": "evald.metrics.conversation.goal_accuracy:GoalAccuracyMetric",
     "knowledge_retention": "evald.metrics.conversation.knowledge_retention:KnowledgeRetentionMetric",
+    "turn_efficiency": "evald.metrics.conversation.turn_efficiency:TurnEfficiencyMetric",
 }
