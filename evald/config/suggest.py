@@ -10,8 +10,6 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-from rapidfuzz import fuzz, process
-
 _DIFFLIB_CUTOFF = 0.6
 _PARTIAL_CUTOFF = 80.0
 
@@ -20,6 +18,8 @@ def close_matches(word: str, choices: Iterable[str], n: int = 3) -> list[str]:
     """Up to ``n`` names from ``choices`` near ``word``, best first; empty when none is near."""
     known = sorted(set(choices))
     close = difflib.get_close_matches(word, known, n=n, cutoff=_DIFFLIB_CUTOFF)
+    from rapidfuzz import fuzz, process  # only when a config has a misspelt name: not at every start-up
+
     found = process.extract(word, known, scorer=fuzz.WRatio, limit=n, score_cutoff=_PARTIAL_CUTOFF)
     return list(dict.fromkeys([*close, *(name for name, _, _ in found)]))[:n]
 

@@ -23,7 +23,6 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from google.protobuf import json_format
 from google.protobuf.message import Message
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -149,6 +148,8 @@ def encode(message: Message, encoding: Encoding) -> bytes:
     """A record value: binary protobuf, or OTLP/JSON (camelCase, enums as integers, ids as lowercase hex)."""
     if encoding == "otlp_proto":
         return message.SerializeToString()
+    from google.protobuf import json_format  # ~30 ms of start-up; only the json encoding needs it
+
     doc = json_format.MessageToDict(message, use_integers_for_enums=True)
     _hex_ids(doc)
     return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")

@@ -28,14 +28,16 @@ from __future__ import annotations
 import importlib
 import json
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import httpx
 import orjson
 
 from evald.exporters.sending_policy import parse_retry_after
 from evald.judges.config import JudgeConfig
 from evald.judges.usage import MISSING
+
+if TYPE_CHECKING:  # only annotations: importing httpx costs ~0.1 s of start-up (its CLI pulls pygments)
+    import httpx
 
 RETRYABLE_OUTCOMES = frozenset({"rate_limited", "server_error", "timeout", "connection_error"})
 #: what ``httpx`` raises when no connection was made (nothing sent, nothing billed)
