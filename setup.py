@@ -66,8 +66,9 @@ def ext_modules() -> list[Any]:
         print("evald: mypyc not available, installing pure Python", file=sys.stderr)
         return []
     paths = [module.replace(".", "/") + ".py" for module in COMPILED_MODULES]
-    say(f"translating {len(paths)} modules to C with mypyc (then compiling; 2-3 minutes in all): "
-        + ", ".join(COMPILED_MODULES))
+    if {"bdist_wheel", "editable_wheel", "build_ext", "build", "develop", "install"} & set(sys.argv[1:]):
+        # said once per install: setuptools also runs this file for metadata and the sdist (egg_info, sdist, ...)
+        say(f"translating {len(paths)} modules to C with mypyc, then compiling them: " + ", ".join(COMPILED_MODULES))
     # The build environment holds only the build requirements: no pydantic (whose mypy plugin pyproject's
     # [tool.mypy] loads), no protobuf stubs. So the compile ignores that config and treats modules it cannot find
     # as untyped (dynamic); `mypy --strict` with the full config is part of the test suite.
