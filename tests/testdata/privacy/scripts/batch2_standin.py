@@ -7,6 +7,8 @@ Extends sdk_privacy_standin.py (OpenAI Chat Completions / Anthropic Messages, th
   STATE.fail_next;
 - the OpenAI Responses API (OpenAI Agents SDK): POST /v1/responses, non-streaming and SSE (response.created ..
   response.completed); tool call when tools are offered and no function_call_output is in the input yet;
+- OpenAI Chat Completions: a non-streaming request mentioning "refund" (the d_rag scenario) gets RAG_ANSWER;
+  the get_weather tool call echoes the offered tool's name where a framework prefixes it;
 - OpenAI embeddings (POST /v1/embeddings: deterministic 8-dim vectors) for frameworks that embed.
 Routing is by request content as in sdk_privacy_standin.py; every request is kept in STATE.requests.
 
@@ -43,6 +45,11 @@ from sdk_privacy_standin import (  # noqa: E402
 GEMINI_REQUEST_MODEL = "gemini-2.0-flash"
 GEMINI_RESPONSE_MODEL = "gemini-2.0-flash-001"
 GEMINI_USAGE = {"answer": (14, 8), "tool_call": (41, 5), "tool_answer": (58, 11)}
+# d_rag (a chat request mentioning refunds): the captured set's RAG texts
+RAG_QUESTION = "What is the refund window for annual plans?"
+RAG_SYSTEM = "Answer the question using only the provided context."
+RAG_ANSWER = "Annual plans can be refunded in full within 30 days of purchase; monthly plans are non-refundable."
+RAG_USAGE = (60, 20)
 PRIVACY_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 __all__ = ["Capture", "STATE", "start_standin"]
 
@@ -88,6 +95,16 @@ class _Handler2(base._Handler):
 
     def _openai(self, body: dict[str, Any]) -> None:
         self._tool_name = self._offered_name(body)
+        if not STATE.fail_next and not body.get("stream") and "refund" in json.dumps(body.get("messages")).lower():
+            i, o = RAG_USAGE
+            self._json(200, {"id": f"chatcmpl-privacy{STATE.counter:04d}", "object": "chat.completion",
+                             "created": 1764158400, "model": OPENAI_RESPONSE_MODEL,
+                             "system_fingerprint": "fp_privacy01", "service_tier": "default",
+                             "choices": [{"index": 0, "message": {"role": "assistant", "content": RAG_ANSWER,
+                                                                  "refusal": None},
+                                          "logprobs": None, "finish_reason": "stop"}],
+                             "usage": {"prompt_tokens": i, "completion_tokens": o, "total_tokens": i + o}})
+            return
         super()._openai(body)
 
     def _rename(self, text: str) -> str:
@@ -95,11 +112,25 @@ class _Handler2(base._Handler):
             return text
         return text.replace('"name": "get_weather"', f'"name": "{self._tool_name}"')
 
+    # sdk_privacy_standin streams the Paris pieces for every text answer; a streamed tool answer gets its own text
+    _TOOL_PIECES = (('"content": "The capital"', '"content": "It is 18C"'),
+                    ('"content": " of France"', '"content": " and sunny"'),
+                    ('"content": " is Paris."', '"content": " in Paris."'))
+
     def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         super()._json(status, json.loads(self._rename(json.dumps(payload))), headers)
 
     def _sse(self, events: list[tuple[str | None, str]]) -> None:
-        super()._sse([(name, self._rename(data)) for name, data in events])
+        tool_answer = bool(STATE.requests) and base._kind(STATE.requests[-1]["body"], False) == "tool_answer" and \
+            STATE.requests[-1]["path"].rstrip("/").endswith("/chat/completions")
+        out = []
+        for name, data in events:
+            data = self._rename(data)
+            if tool_answer:
+                for old, new in self._TOOL_PIECES:
+                    data = data.replace(old, new)
+            out.append((name, data))
+        super()._sse(out)
 
     def _with_body(self, fn: Any) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -318,11 +349,13 @@ def scan(path: str) -> tuple[set[str], dict[str, list[str]], bool]:
 
 def write_capture_json2(configuration: str, provider: str, package_names: list[str], settings: dict[str, Any],
                         recorded: dict[str, dict[str, str]], notes: dict[str, str], script: str,
-                        gt_overrides: dict[str, dict[str, Any]] | None = None, extra: dict[str, Any] | None = None
-                        ) -> None:
+                        gt_overrides: dict[str, dict[str, Any]] | None = None, extra: dict[str, Any] | None = None,
+                        file_extra: dict[str, dict[str, Any]] | None = None) -> None:
     """Write <configuration>/capture.json; run in the configuration's venv (package versions come from it).
 
-    `recorded[scenario]["error_status"]` is overwritten from the file (a span with status ERROR or not)."""
+    `recorded[scenario]["error_status"]` is overwritten from the file (a span with status ERROR or not);
+    `file_extra[scenario]` adds keys to that file's entry (e.g. `unmasked_content`: content found in clear in
+    attributes the privacy switch does not cover, with the keys carrying it)."""
     from importlib.metadata import PackageNotFoundError, version
 
     out_dir = os.path.join(PRIVACY_DIR, configuration)
@@ -333,7 +366,7 @@ def write_capture_json2(configuration: str, provider: str, package_names: list[s
     files = []
     all_scopes: set[str] = set()
     all_markers: dict[str, set[str]] = {}
-    for scenario in ("a_chat_correct", "c_tool_call", "f_error", "h_streaming_chat"):
+    for scenario in ("a_chat_correct", "c_tool_call", "d_rag", "f_error", "h_streaming_chat"):
         if scenario not in recorded or not os.path.exists(os.path.join(out_dir, f"{scenario}.pb")):
             continue
         entry: dict[str, Any] = {"file": f"{scenario}.pb", "scenario": scenario,
@@ -356,6 +389,7 @@ def write_capture_json2(configuration: str, provider: str, package_names: list[s
         entry["recorded"] = {**recorded[scenario], "error_status": "present" if errored else "absent"}
         entry["markers"] = {m: sorted(k) for m, k in fmarkers.items()}
         entry["notes"] = notes.get(scenario, "")
+        entry.update((file_extra or {}).get(scenario, {}))
         files.append(entry)
     doc: dict[str, Any] = {"configuration": configuration, "packages": packages, "settings": settings,
                            "capture_script": script, "scope_names": sorted(all_scopes),
