@@ -12,6 +12,11 @@
 #
 #   docker run --rm -v "$PWD/my.yaml:/etc/evald/config.yaml:ro" evald:0.1.0 validate --config /etc/evald/config.yaml
 #
+# Multi-arch: nothing here is architecture-specific (python:3.11-slim, Debian's tini and gcc exist for amd64 and
+# arm64), so `docker buildx build --platform linux/amd64,linux/arm64 -t REGISTRY/evald:0.1.0 --push .` works; under
+# emulation the arm64 mypyc compile is slow. Released images (ghcr.io/<owner>/evald) are built per platform on native
+# runners and joined into one tag by .github/workflows/release.yml, whose labels override the version LABEL below.
+#
 # Ports: 4317 OTLP gRPC, 4318 OTLP/HTTP, 9464 Prometheus /metrics + /healthz + /readyz.
 # The HEALTHCHECK probes 127.0.0.1:9464/healthz: a mounted config that moves the prometheus exporter (or
 # telemetry.endpoint) off port 9464 should override it (docker run --health-cmd ... / compose healthcheck).
