@@ -44,6 +44,7 @@ SAMPLE_OPTIONS: dict[str, dict[str, Any]] = {
     "bertscore_like": {"provider": {"kind": "hashing"}},
     "rubric_judge": {"rubric": {1: "wrong", 2: "partly right", 3: "right"}},
     "llm_as_judge": {"template": "Does {{output}} answer {{input}}?"},
+    "composite": {"weights": {"exact_match": 1.0}},
 }
 
 FULL_CASE = EvalCase(

@@ -1,0 +1,27 @@
+"""``prompt_robustness``: accuracy under semantically equivalent rephrasings of the prompt relative to nominal runs."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from evald.case import Dimension
+from evald.metrics.reliability.robustness_base import RobustnessMetric
+
+
+class PromptRobustnessMetric(RobustnessMetric):
+    """Accuracy under rephrased prompts relative to nominal runs: ``min(Acc_perturbed / Acc_nominal, 1)``.
+
+    Perturbations: semantically equivalent rephrasings of the prompt (R_prompt).
+
+    harness-evals' PromptRobustnessMetric: the formula, grouping and outcomes of ``RobustnessMetric``
+    (evald/metrics/reliability/robustness_base.py): K runs of one group (default ``evald.run_group``), split into
+    nominal and perturbed runs by ``evald.variant`` (``nominal`` or absent: nominal), each run passing by
+    ``outcome_metric`` or the golden match. A group whose nominal runs all failed scores 1.
+
+    Not applicable when the group lacks a nominal or a perturbed run with an outcome.
+    """
+
+    kind: ClassVar[str] = "prompt_robustness"
+    family: ClassVar[str] = "reliability"
+    dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
+    default_threshold: ClassVar[float] = 0.8
