@@ -45,6 +45,7 @@ from evald.pipeline.sampling import Sampler
 from evald.pipeline.scoring import CaseScorer, MetricPlan
 from evald.pipeline.workers import SHUTDOWN, ScoringStage, Work
 from evald.telemetry import LabelCache, RateLimitedLog, Telemetry
+from evald.windowed.stage import WindowedStage
 
 logger = logging.getLogger(__name__)
 
@@ -105,14 +106,15 @@ class EvaluationPipeline:
         self._sweeper: asyncio.Task[None] | None = None
         self._router = router
         self._sampler = sampler
-        self._bindings = list(bindings)
+        # multi-case metrics (groups, windows, composites) are the windowed stage's, never the scorer's
+        self._windowed, self._bindings = WindowedStage.split(bindings, telemetry)
         self._tm = telemetry
         self._diagnosis = ContentDiagnosis(telemetry)
         self._scorer = CaseScorer(  # metrics with per-metric sampling/when are checked; the others cost nothing more
             telemetry, config.metric_timeout, gated=any(b.gate is not None for b in self._bindings))
         self._queue: asyncio.Queue[Work] = CaseQueue(config.queue_size, telemetry.queue_wait.observe)
         self._stage = ScoringStage(self._queue, self._scorer, exporters, telemetry, workers=config.workers,
-                                   export_timeout=config.export_timeout, split=split_judged)
+                                   export_timeout=config.export_timeout, split=split_judged, windowed=self._windowed)
         self._dropped = LabelCache(telemetry.cases_dropped)
         #: cases mapped (and counted in evald_cases_total) to which no metric applies
         self.no_metric = 0
@@ -166,6 +168,8 @@ class EvaluationPipeline:
                 extra = _case_facts(case, trace)
                 if extra:
                     case = _with_facts(case, extra)
+                if self._windowed is not None:
+                    case = self._windowed.annotate(case, trace)
                 if self._conversations is not None:
                     await self._submit_all(self._conversations.add(case, trace))
                 if plan is None:
@@ -210,7 +214,8 @@ class EvaluationPipeline:
         if len(self._plans) >= _MAX_PLANS:
             self._plans.clear()
         bindings = [b for b in self._bindings if b.applies_to(case)]
-        plan = self._plans[key] = self._scorer.plan(bindings) if bindings else None
+        scored = bindings or (self._windowed is not None and self._windowed.applies_to(case))
+        plan = self._plans[key] = self._scorer.plan(bindings) if scored else None
         return plan
 
     # -- workers ------------------------------------------------------------------------------------------------
@@ -268,6 +273,10 @@ class EvaluationPipeline:
         deadline = loop.time() + timeout
         await self.flush_conversations(timeout)
         await self._stage.stop(max(0.0, deadline - loop.time()))
+        if self._windowed is not None:  # the sliding windows' values as run-level results
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(max(0.1, deadline - loop.time())):
+                    await self._stage.fan_out(self._windowed.flush())
         metrics = list({id(b.metric): b.metric for b in self._bindings}.values())
         results = await asyncio.gather(*(_close(m) for m in metrics), return_exceptions=True)
         for metric, result in zip(metrics, results, strict=True):

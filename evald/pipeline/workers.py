@@ -29,6 +29,7 @@ import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from evald.assembly.completion import Completion
 from evald.case import EvalCase
@@ -37,6 +38,9 @@ from evald.interfaces import Exporter
 from evald.model import Delivery, ScoredCase
 from evald.pipeline.scoring import CaseScorer, MetricPlan, Remainder
 from evald.telemetry import LabelCache, RateLimitedLog, Telemetry
+
+if TYPE_CHECKING:
+    from evald.windowed.stage import WindowedStage
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +80,7 @@ class ScoringStage:
         workers: int,
         export_timeout: float,
         split: bool = True,
+        windowed: WindowedStage | None = None,
     ) -> None:
         self._queue = queue
         self._scorer = scorer
@@ -84,6 +89,7 @@ class ScoringStage:
         self._n_workers = workers
         self._export_timeout = export_timeout
         self._split = split
+        self._windowed = windowed  # multi-case metrics: fed every exported case, their scores exported with them
         self._slots = asyncio.Semaphore(workers * MAX_BATCH)  # judged cases in flight
         self._workers: list[asyncio.Task[None]] = []
         self._judged: dict[asyncio.Task[None], _Judged] = {}
@@ -224,6 +230,8 @@ class ScoringStage:
         owned.clear()
 
     async def fan_out(self, batch: Sequence[ScoredCase]) -> None:
+        if self._windowed is not None and batch:
+            batch = [*batch, *self._windowed.observe(batch)]
         for exporter in self._exporters:
             # an exporter whose full queue makes export() wait (block_on_overflow) is backpressure, not a hang
             timeout = None if getattr(exporter, "waits_for_room", False) else self._export_timeout
