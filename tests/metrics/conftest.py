@@ -15,3 +15,11 @@ async def llm() -> AsyncIterator[FakeLLM]:
     """A fake OpenAI-compatible server registered as judge ``default`` (for the judged metrics' tests)."""
     async with judged_llm() as server:
         yield server
+
+
+@pytest.fixture(params=["openai", "anthropic"])
+async def sdk_llm(request: pytest.FixtureRequest) -> AsyncIterator[FakeLLM]:
+    """The same stand-in registered as judge ``default``, reached through the real openai SDK, then the anthropic
+    SDK (a test using it runs once per SDK)."""
+    async with judged_llm(request.param) as server:
+        yield server

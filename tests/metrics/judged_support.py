@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,10 +22,11 @@ EMAIL = "jane.doe@example.com"
 
 
 @asynccontextmanager
-async def judged_llm() -> AsyncIterator[FakeLLM]:
-    """A fake OpenAI-compatible server registered as judge ``default``."""
+async def judged_llm(provider: str = "openai") -> AsyncIterator[FakeLLM]:
+    """A fake OpenAI-compatible (and Anthropic Messages) server registered as judge ``default``, reached through the
+    ``provider``'s real SDK."""
     async with fake_llm() as server:
-        register_judge(make_judge(judge_config(server), JudgeTelemetry(CollectorRegistry())))
+        register_judge(make_judge(judge_config(server, provider), JudgeTelemetry(CollectorRegistry())))
         try:
             yield server
         finally:
@@ -36,15 +38,32 @@ def verdict(score: int, reasoning: str = "judged") -> Reply:
 
 
 def sent_blocks(llm: FakeLLM, index: int = -1) -> dict[str, str]:
-    """label -> text of the delimited data blocks in one received request (the user message)."""
+    """label -> text of the delimited data blocks in one received request (the user message; either SDK's shape)."""
     messages = llm.received[index]["messages"]
     user = next(m["content"] for m in messages if m["role"] == "user")
     return {label: text for _, label, text in _BLOCK.findall(user)}
 
 
 def sent_system(llm: FakeLLM, index: int = -1) -> str:
-    messages = llm.received[index]["messages"]
-    return str(next(m["content"] for m in messages if m["role"] == "system"))
+    """The system prompt of one received request (OpenAI: the system message; Anthropic: the ``system`` key)."""
+    body = llm.received[index]
+    if "system" in body:
+        return str(body["system"])
+    return str(next(m["content"] for m in body["messages"] if m["role"] == "system"))
+
+
+def reply(reasoning: str = "judged", **values: int) -> Reply:
+    """A verdict with the given integer fields, in order after ``reasoning``."""
+    return Reply(text=json.dumps({"reasoning": reasoning, **values}))
+
+
+async def expect_malformed_replies(metric: BaseMetric, case: EvalCase, llm: FakeLLM, *texts: str) -> None:
+    """Each scripted answer text is an error outcome (JudgeError 'malformed'), never a score; so is a prose verdict."""
+    for text in (*texts, "score 1.0"):
+        llm.default = Reply(text=text)
+        with pytest.raises(JudgeError) as caught:
+            await metric.a_measure(case)
+        assert caught.value.outcome == "malformed", text
 
 
 async def expect_malformed(metric: BaseMetric, case: EvalCase, llm: FakeLLM) -> None:

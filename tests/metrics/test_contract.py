@@ -45,6 +45,11 @@ SAMPLE_OPTIONS: dict[str, dict[str, Any]] = {
     "rubric_judge": {"rubric": {1: "wrong", 2: "partly right", 3: "right"}},
     "llm_as_judge": {"template": "Does {{output}} answer {{input}}?"},
     "composite": {"weights": {"exact_match": 1.0}},
+    "compliance": {"policies": ["Never quote a price."]},
+    "prompt_alignment": {"instructions": ["Answer in one word."]},
+    "topic_adherence": {"topics": ["geography"]},
+    "dag": {"root": "answers", "nodes": {"answers": {"question": "Does the output answer the input?", "yes": 1.0,
+                                                      "no": 0.0}}},
 }
 
 FULL_CASE = EvalCase(

@@ -9,4 +9,8 @@ METRICS: dict[str, str] = {
     "bias": "evald.metrics.safety.bias:BiasMetric",
     "harmful_advice": "evald.metrics.safety.harmful_advice:HarmfulAdviceMetric",
     "refusal_quality": "evald.metrics.safety.refusal_quality:RefusalQualityMetric",
+    "compliance": "evald.metrics.safety.compliance:ComplianceMetric",
+    "harm_severity": "evald.metrics.safety.harm_severity:HarmSeverityMetric",
+    "misuse_detection": "evald.metrics.safety.misuse_detection:MisuseDetectionMetric",
+    "role_violation": "evald.metrics.safety.role_violation:RoleViolationMetric",
 }
