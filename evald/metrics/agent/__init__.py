@@ -15,4 +15,6 @@ METRICS: dict[str, str] = {
     "task_completion": "evald.metrics.agent.task_completion:TaskCompletionMetric",
     "tool_use_quality": "evald.metrics.agent.tool_use_quality:ToolUseQualityMetric",
     "argument_correctness": "evald.metrics.agent.argument_correctness:ArgumentCorrectnessMetric",
+    "plan_quality": "evald.metrics.agent.plan_quality:PlanQualityMetric",
+    "plan_adherence": "evald.metrics.agent.plan_adherence:PlanAdherenceMetric",
 }
