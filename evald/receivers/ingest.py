@@ -27,13 +27,12 @@ maps them to UNAVAILABLE+RetryInfo / 503 and INVALID_ARGUMENT / 400); any other 
 from decoding, is counted (``internal_error``) and raised as ``InternalError`` (INTERNAL / 500, ``kind`` names the
 original). Nothing the consumer refused is reported as accepted.
 
-Refusal before decoding: once the consumer refused a batch with ``QueueFullError``, ``ingest_body`` refuses every
-request of this transport for ``REFUSAL_HOLD`` seconds (0.1 s, or the error's ``retry_after`` if shorter) with the
-same error, before converting the body: under overload the refused requests no longer cost their conversion
-(about 90% of a protobuf request's receive cost, all of a JSON request's). A protobuf body is still parsed, in C,
-to count its items as refused (``queue_full``), and one that does not parse is ``MalformedRequest``; a JSON body
-is not parsed: only the request is counted. Requests are decoded again when the hold ends, so the first one after
-it tells whether the window drained.
+Refusal before decoding: once the consumer refused a batch with ``QueueFullError``, ``ingest_body`` refuses the
+transport's next requests with the same error before converting them, for at most ``REFUSAL_HOLD`` seconds (0.1 s)
+and only while the window has not shrunk (refusal_hold.py). Under
+overload the refused requests no longer cost their conversion (about 90% of a protobuf request's receive cost, all
+of a JSON request's). A protobuf body is still parsed, in C, to count its items as refused (``queue_full``), and
+one that does not parse is ``MalformedRequest``; a JSON body is not parsed: only the request is counted.
 
 Messages returned to senders go through ``trim``, which also makes them encodable: text echoed from a body (a lone
 surrogate from a JSON ``"\\ud800"`` escape) is backslash-escaped instead of failing the answer.
@@ -42,7 +41,6 @@ surrogate from a JSON ``"\\ud800"`` escape) is backslash-escaped instead of fail
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
@@ -61,6 +59,7 @@ from evald.model import ConsumeResult, LogRecord, SignalBatch, SpanRecord
 from evald.receivers.convert import Converted, convert_logs, convert_traces
 from evald.receivers.converted import UNDECODABLE
 from evald.receivers.otlp_json import parse_logs_json_salvaging, parse_traces_json_salvaging
+from evald.receivers.refusal_hold import RefusalHold
 from evald.receivers.salvage import salvage_logs, salvage_traces
 from evald.telemetry import Telemetry
 
@@ -72,8 +71,6 @@ R = TypeVar("R", ExportTraceServiceRequest, ExportLogsServiceRequest)
 OFFLOAD_BYTES = 1024 * 1024
 #: Longest partial-success / error message sent back (responses must stay well under 4 MiB).
 MAX_MESSAGE_CHARS = 2048
-#: After the consumer refused a batch, requests are refused before decoding for this long (seconds).
-REFUSAL_HOLD = 0.1
 
 
 class MalformedRequest(Exception):
@@ -198,15 +195,14 @@ class Ingestor:
         self._tm = telemetry
         self._accepted_spans = telemetry.accepted_spans.labels(receiver_id, transport)
         self._accepted_logs = telemetry.accepted_logs.labels(receiver_id, transport)
-        self._refusal: QueueFullError | None = None
-        self._refuse_until = 0.0
+        self._hold = RefusalHold(consumer)
 
     async def ingest_body(self, body: bytes, encoding: Encoding, signal: Signal) -> tuple[int, str]:
         """Decode (in a worker thread when over ``OFFLOAD_BYTES``), deliver and wait for ``ConsumeResult.durable``;
         raises ``MalformedRequest``, or ``QueueFullError`` before decoding while the consumer refuses."""
-        if self._refusal is not None and time.monotonic() < self._refuse_until:
+        if (refusal := self._hold.active()) is not None:
             self._refuse(signal, "queue_full", count_items(body, encoding, signal), "queue_full")
-            raise QueueFullError(str(self._refusal), retry_after=self._refusal.retry_after)
+            raise refusal
         decode: Callable[[bytes, Encoding], Converted[Any]] = decode_traces if signal == "traces" else decode_logs
         try:
             if len(body) > OFFLOAD_BYTES:
@@ -276,8 +272,7 @@ class Ingestor:
             return self._consumer.consume(batch)
         except QueueFullError as err:
             self._refuse(signal, "queue_full", n, "queue_full")
-            self._refusal = err
-            self._refuse_until = time.monotonic() + min(REFUSAL_HOLD, err.retry_after)
+            self._hold.refused(err)
             raise
         except PermanentError:
             self._refuse(signal, "permanent_error", n, "invalid_argument")

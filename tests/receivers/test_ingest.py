@@ -8,7 +8,8 @@ import json
 import pytest
 
 from evald.errors import QueueFullError
-from evald.receivers.ingest import REFUSAL_HOLD, Ingestor, InternalError, MalformedRequest
+from evald.receivers.ingest import Ingestor, InternalError, MalformedRequest
+from evald.receivers.refusal_hold import REFUSAL_HOLD
 from evald.telemetry import Telemetry
 from tests.receivers.support import RecordingConsumer, logs_request, sample, trace_request
 

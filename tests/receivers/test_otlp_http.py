@@ -23,9 +23,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from evald.errors import PermanentError, QueueFullError
-from evald.receivers.ingest import REFUSAL_HOLD
 from evald.receivers.otlp import OTLPHttpConfig
 from evald.receivers.otlp_http import OTLPHttpReceiver
+from evald.receivers.refusal_hold import REFUSAL_HOLD
 from evald.telemetry import Telemetry
 from tests.receivers.support import RecordingConsumer, logs_request, sample, trace_request
 
