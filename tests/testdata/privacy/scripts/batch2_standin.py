@@ -272,7 +272,8 @@ def wait_until(pred: Any, timeout: float = 10.0) -> None:
 # ---------------------------------------------------------------- capture.json
 
 MARKER_RE = re.compile(r"__REDACTED__|\[Scrubbed due to '[^']*'\]|<elided>|\[REDACTED\]|\[redacted\]|"
-                       r"<redacted>|\*\*\*\*+|\[MASKED\]|<masked>|\[HIDDEN\]|\[FILTERED\]|redacted-by-litellm")
+                       r"<redacted>|\*\*\*\*+|\[MASKED\]|<masked>|\[HIDDEN\]|\[FILTERED\]|redacted-by-litellm|"
+                       r"\bREDACTED\b|<fully masked due to failed mask function>")
 
 
 def ground_truth(provider: str, scenario: str) -> dict[str, Any]:
