@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import ssl
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import pytest
@@ -20,8 +22,10 @@ from evald.exporters.admin_http import AdminHttpServer
 from evald.receivers.connection_limits import ListenerLimitsConfig
 from evald.receivers.otlp import OTLPHttpConfig
 from evald.receivers.otlp_http import OTLPHttpReceiver
+from evald.receivers.tls import ServerTLSConfig
 from evald.telemetry import Telemetry
 from tests.receivers.support import RecordingConsumer, sample, trace_request
+from tests.receivers.tls_certs import make_pki
 
 pytestmark = pytest.mark.integration
 
@@ -218,3 +222,30 @@ async def test_the_admin_listener_closes_slow_headers_and_still_answers_healthz(
             sock.close()
     finally:
         await admin.shutdown(1.0)
+
+
+async def test_over_tls_a_stalled_handshake_is_closed_and_a_slowloris_after_it_too(tmp_path: Path) -> None:
+    pki = make_pki(tmp_path)
+    tls = ServerTLSConfig.model_validate({"cert_file": str(pki.server_cert), "key_file": str(pki.server_key)})
+    telemetry = Telemetry()
+    receiver = OTLPHttpReceiver(OTLPHttpConfig(endpoint="127.0.0.1:0", tls=tls, **FAST), telemetry)
+    await receiver.start(RecordingConsumer())
+    try:
+        assert receiver.bound_port is not None
+        stalled = await connect(receiver.bound_port)  # TCP only: never starts the TLS handshake
+        data, took = await read_until_closed(stalled, 5)
+        assert data == b"" and took < 2
+        context = ssl.create_default_context(cafile=str(pki.ca))
+        reader, writer = await asyncio.open_connection("127.0.0.1", receiver.bound_port, ssl=context,
+                                                      server_hostname="localhost")
+        writer.write(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\n")  # headers never finished
+        started = time.monotonic()
+        assert await asyncio.wait_for(reader.read(), 5) == b""
+        assert time.monotonic() - started < 2
+        writer.close()
+        assert sample(telemetry.registry, "evald_listener_connections_closed_total", listener="otlp/http",
+                      reason="header_timeout") == 1
+        assert sample(telemetry.registry, "evald_listener_connections", listener="otlp/http") == 0
+        stalled.close()
+    finally:
+        await receiver.shutdown(1.0)
