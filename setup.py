@@ -51,7 +51,8 @@ class BuildExtWithProgress(build_ext):
     def build_extension(self, ext: Any) -> None:
         self._index += 1
         started = time.monotonic()
-        say(f"[{self._index}/{len(self.extensions)}] {ext.name} ...")
+        if ext.name.endswith("__mypyc"):  # the library holding every module's code: most of the compile time
+            say(f"[{self._index}/{len(self.extensions)}] {ext.name} (the shared library, about a minute) ...")
         super().build_extension(ext)  # an optional extension that fails raises here and is skipped with a warning
         self._built += 1
         say(f"[{self._index}/{len(self.extensions)}] {ext.name} done in {time.monotonic() - started:.1f} s")
