@@ -8,4 +8,5 @@ METRICS: dict[str, str] = {
     "context_relevancy": "evald.metrics.rag.context_relevancy:ContextRelevancyMetric",
     "answer_similarity": "evald.metrics.rag.answer_similarity:AnswerSimilarityMetric",
     "context_entity_recall": "evald.metrics.rag.context_entity_recall:ContextEntityRecallMetric",
+    "context_recall": "evald.metrics.rag.context_recall:ContextRecallMetric",
 }
