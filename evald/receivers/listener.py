@@ -9,8 +9,9 @@ the descriptors gone that was 13,619 log lines/s. It also offers no cap and no p
 Here the listening sockets are bound by ``loop.create_server(start_serving=False)`` (same address handling,
 ``close()``, ``sockets``) and read by our own reader: up to 64 accepts per wake-up, a cap with eviction, EMFILE/ENFILE/
 ENOBUFS/ENOMEM answered by a pause with back-off, freeing idle connections, a count and a rate-limited WARNING; any
-other accept error is counted and logged (rate-limited), and accepting goes on. Each accepted socket becomes a
-transport through ``loop.connect_accepted_socket`` (TLS with a handshake bounded by ``read_header_timeout``).
+other accept error is counted and logged (rate-limited), and accepting goes on after 50 ms. Each accepted socket
+becomes a transport through ``loop.connect_accepted_socket`` (TLS with a handshake bounded by
+``read_header_timeout``).
 ``guard_middleware`` tells a connection's guard when aiohttp starts and ends a request (its timer changes). No
 config keys of its own.
 """
@@ -131,9 +132,11 @@ class GuardedSite(web.BaseSite):
         """Out of descriptors or memory: stop reading the socket for a while, free idle connections, say so once."""
         listener = self._listener
         loop = asyncio.get_running_loop()
-        if err.errno not in RESOURCE_ERRORS:
+        loop.remove_reader(sock.fileno())
+        if err.errno not in RESOURCE_ERRORS:  # unexpected: paused briefly too, so it cannot spin
             listener.count_refused("accept_error")
             _log.log(logging.WARNING, f"{listener.name}:accept", "%s: accept() failed: %s", listener.name, err)
+            self._paused = loop.call_later(PAUSE_MIN, self._resume, sock)
             return
         listener.count_refused("fd_exhausted")
         freed = TABLE.evict(EVICT_ON_EXHAUSTION)
@@ -141,7 +144,6 @@ class GuardedSite(web.BaseSite):
                  "here): pausing %.2fs, closed %d idle connections; raise the open-file limit (ulimit -n) or lower "
                  "max_connections", listener.name, errno.errorcode.get(err.errno or 0, err), listener.connections,
                  self._pause, freed)
-        loop.remove_reader(sock.fileno())
         self._paused = loop.call_later(self._pause, self._resume, sock)
         self._pause = PAUSE_MIN if freed else min(PAUSE_MAX, self._pause * 2)  # back off while nothing can be freed
 
