@@ -34,6 +34,7 @@ from evald.mapping.case_parts import (
     tool_result,
 )
 from evald.mapping.genai_calls import InferenceCall, dedupe_calls
+from evald.mapping.mcp import mcp_tool_calls
 from evald.mapping.messages import CallContent, call_content, event_payload, text_of
 from evald.mapping.values import as_float, as_str, documents, parse_json_container, str_list
 from evald.model import STATUS_ERROR, AssembledTrace, LogRecord, SpanRecord
@@ -202,16 +203,24 @@ def _merge_tools(spans: Sequence[SpanRecord], ops: Mapping[str, str], attrs: Map
 
     Sources, in span start order: the tool calls an inference output requested; in an inference input, tool
     calls of the current turn (after the last user message; earlier turns only complete known ids) and tool
-    responses; ``execute_tool`` spans (an id-less one completes the first open call of the same name).
+    responses; ``execute_tool`` spans (an id-less one completes the first open call of the same name); MCP
+    ``tools/call`` client spans no ``execute_tool`` span records (evald/mapping/mcp.py), like id-less tool spans.
     """
     ledger = ToolLedger()
     by_span = {c.span.span_id: c for c in calls}
+    try:
+        mcp = mcp_tool_calls(spans, ops)
+    except Exception as err:
+        mcp = {}
+        warnings.append(f"MCP spans not read ({type(err).__name__})")
     for span in spans:
         try:
             if (call := by_span.get(span.span_id)) is not None:
                 ledger.add_call(call.content.input, call.requested_tools)
             elif ops.get(span.span_id) == sc.OP_EXECUTE_TOOL:
                 ledger.add_executed(_tool_from_span(span, attrs[span.span_id]))
+            elif (tool := mcp.get(span.span_id)) is not None:
+                ledger.add_executed(tool)
         except Exception as err:
             warnings.append(f"span {span.span_id}: unreadable tool data ({type(err).__name__})")
     return ledger.calls
