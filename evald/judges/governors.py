@@ -7,8 +7,9 @@ Each takes a ``clock`` (seconds, monotonic for rates, wall time for the budget w
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from evald.judges.config import JudgeConfig
 from evald.judges.telemetry import CIRCUIT_CLOSED, CIRCUIT_HALF_OPEN, CIRCUIT_OPEN
@@ -153,12 +154,35 @@ class Budget:
         periods = tuple(w.reserve(usd if w.unit == "usd" else tokens) for w in self.windows)
         return Reservation(usd, tokens, periods)
 
+    async def areserve(self, usd: float, tokens: float) -> Reservation:
+        """``reserve`` for the limiter (no ``await`` inside: the check and the reservation stay one step)."""
+        return self.reserve(usd, tokens)
+
     def settle(self, reservation: Reservation, usd: float, tokens: float) -> None:
         for window, period in zip(self.windows, reservation.periods, strict=True):
             if window.unit == "usd":
                 window.settle(period, reservation.usd, usd)
             else:
                 window.settle(period, reservation.tokens, tokens)
+
+
+class BudgetWindowView(Protocol):
+    unit: str
+    window: str
+
+    def left(self) -> float: ...
+
+
+class BudgetPolicy(Protocol):
+    """What the limiter needs of a budget: ``Budget`` (in process) or the shared one
+    (evald/judges/coordination/redis_budget.py)."""
+
+    @property
+    def windows(self) -> Sequence[BudgetWindowView]: ...
+
+    async def areserve(self, usd: float, tokens: float) -> Any: ...
+
+    def settle(self, reservation: Any, usd: float, tokens: float) -> None: ...
 
 
 def build_budget(config: JudgeConfig, wall_clock: Clock) -> Budget | None:

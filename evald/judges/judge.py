@@ -57,6 +57,8 @@ class Judge:
         self.limiter = limiter if limiter is not None else JudgeLimiter(name, config, telemetry)
         self.redactor = Redactor(config.redaction)
         self.cache = cache if cache is not None else VerdictCache(config.cache) if config.cache.enabled else None
+        if cache is None and self.cache is not None and self.limiter.coordination is not None:
+            self.cache = self.limiter.coordination.shared_cache(config.cache)  # shared by every replica
         self._never_send = frozenset(config.never_send.service_names)
 
     async def evaluate(

@@ -22,6 +22,10 @@ then, is charged what it billed, counted ``timeout`` (even if it answered: nobod
 the circuit breaker as a failure; it is not retried. A call abandoned before anything was sent is cancelled at
 once (counted ``timeout``, nothing charged).
 
+Coordination (``coordination``, optional): the budget, the rate limits and the circuit breaker are the shared ones
+of evald/judges/coordination/ (Redis; in process, at each replica's share, while Redis is unreachable); the order
+and the semantics above are the same.
+
 Refusals (``budget_exhausted``, ``circuit_open``) raise ``JudgeSkipped`` (the metric is skipped with that reason,
 never an error and never a 0); failures after sending raise ``JudgeError`` (an error outcome).
 """
@@ -34,15 +38,18 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from evald.exporters.sending_policy import TokenBucket
 from evald.judges.config import JudgeConfig
-from evald.judges.governors import BudgetExhausted, CircuitBreaker, Clock, Reservation, build_budget
+from evald.judges.governors import BudgetExhausted, BudgetPolicy, CircuitBreaker, Clock, build_budget
 from evald.judges.providers import Completion, ProviderError
 from evald.judges.telemetry import CIRCUIT_HALF_OPEN, JudgeTelemetry
 from evald.judges.usage import ANTHROPIC_TOOL_PROMPT_TOKENS, Charge, charge_for, worst_case_tokens
 from evald.outcomes import MetricSkipped, MetricUnavailable, short_detail
+
+if TYPE_CHECKING:
+    from evald.judges.coordination.governance import Coordination
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -70,7 +77,7 @@ class _Run:
     """One admitted call, shared by its caller and the task that makes it."""
 
     worst: Charge
-    reservation: Reservation | None
+    reservation: Any  # a Reservation of the judge's budget, or None
     is_trial: bool
     deadline: float  # loop time
     sending: bool = False
@@ -97,7 +104,14 @@ class JudgeLimiter:
         self._tpm = TokenBucket(tpm, burst=tpm, clock=clock) if tpm else None
         breaker = config.circuit_breaker
         self.breaker = CircuitBreaker(breaker.failures, breaker.reset_after, clock)
-        self.budget = build_budget(config, wall_clock)
+        self.budget: BudgetPolicy | None = build_budget(config, wall_clock)
+        self.coordination: Coordination | None = None
+        if config.coordination is not None:  # imports redis only for a coordinated judge
+            from evald.judges.coordination.governance import Coordination
+
+            self.coordination = shared = Coordination(name, config, telemetry.registry, clock=clock,
+                                                      wall_clock=wall_clock)
+            self.budget, self._rpm, self._tpm, self.breaker = shared.budget, shared.rpm, shared.tpm, shared.breaker
         self._price = config.resolved_price()
         self.deadline = config.call_deadline()
         self._allowance = ANTHROPIC_TOOL_PROMPT_TOKENS if config.provider == "anthropic" else 0
@@ -127,7 +141,7 @@ class JudgeLimiter:
         ``parse`` its text; a ``ValueError`` from ``parse`` is a counted ``malformed`` outcome (not retried)."""
         worst = self.worst_case(prompt)
         try:
-            reservation = self._reserve(worst)
+            reservation = await self._reserve(worst)
         except BudgetExhausted as refused:
             self._refuse("budget_exhausted", str(refused))
         if not self.breaker.allow():
@@ -157,6 +171,8 @@ class JudgeLimiter:
         for task in list(self.running):
             task.cancel()
         await asyncio.gather(*self.running, return_exceptions=True)
+        if self.coordination is not None:
+            await self.coordination.aclose()
 
     def _abandon(self, run: _Run, task: asyncio.Task[Completion]) -> None:
         run.abandoned = True
@@ -208,7 +224,7 @@ class JudgeLimiter:
                 raise self._late(run) from None
             if run.reservation is None and self.budget is not None:
                 try:
-                    run.reservation = self._reserve(run.worst)
+                    run.reservation = await self._reserve(run.worst)
                 except BudgetExhausted as refused:
                     self._refuse("budget_exhausted", f"no budget left for a retry: {refused}")
             if (left := run.deadline - loop.time()) <= 0:
@@ -274,13 +290,13 @@ class JudgeLimiter:
             self.budget.settle(run.reservation, usd, charge.tokens)
         run.reservation = None
 
-    def _reserve(self, worst: Charge) -> Reservation | None:
+    async def _reserve(self, worst: Charge) -> Any:
         """A reservation of ``worst`` (None without a budget); raises ``BudgetExhausted``."""
         if self.budget is None:
             return None
-        return self.budget.reserve(self.cost_usd(worst.input_tokens, worst.output_tokens), worst.tokens)
+        return await self.budget.areserve(self.cost_usd(worst.input_tokens, worst.output_tokens), worst.tokens)
 
-    def _release(self, reservation: Reservation | None) -> None:
+    def _release(self, reservation: Any) -> None:
         if self.budget is not None and reservation is not None:
             self.budget.settle(reservation, 0.0, 0)
 

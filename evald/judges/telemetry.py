@@ -13,6 +13,7 @@ CIRCUIT_CLOSED, CIRCUIT_OPEN, CIRCUIT_HALF_OPEN = 0, 1, 2
 
 class JudgeTelemetry:
     def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
         r = registry
         self.requests = Counter(
             "evald_judge_requests",

@@ -1,0 +1,147 @@
+"""One judge's connection to the shared Redis: every call under a deadline, health, and reconnection.
+
+Failure semantics: a Redis call that fails or passes ``redis.timeout`` raises ``CoordinationDown`` (counted in
+``evald_judge_coordination_redis_errors_total{reason}``) and marks the link down; while it is down, calls fail
+fast without touching the network (the callers govern in process: their fallback), and one background task pings
+Redis with exponential backoff (0.1 s doubling to ``reconnect_max_interval``). When a ping answers, the link is up
+again (``on_recovery`` callbacks run first, e.g. the spend made during the outage is added to the shared windows),
+so the next call uses Redis again; nothing needs a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from evald.judges.coordination.config import CoordinationConfig
+from evald.judges.coordination.telemetry import CoordinationTelemetry
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+_FIRST_RETRY = 0.1
+
+
+class CoordinationDown(Exception):
+    """Redis could not be used for this call; ``reason`` is ``unreachable``, ``timeout`` or ``error``."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+
+
+def make_client(config: CoordinationConfig) -> aioredis.Redis:
+    cfg = config.redis
+    options: dict[str, Any] = {
+        "socket_timeout": cfg.timeout, "socket_connect_timeout": cfg.timeout, "retry_on_timeout": False,
+        "password": cfg.resolved_password(), "health_check_interval": 0,
+    }
+    if cfg.tls and cfg.url.startswith("redis://"):
+        options["ssl"] = True
+    if cfg.tls_ca_file is not None:
+        options["ssl_ca_certs"] = cfg.tls_ca_file
+        options["ssl_cert_reqs"] = ssl.CERT_REQUIRED
+    client: aioredis.Redis = aioredis.Redis.from_url(cfg.url, **options)
+    return client
+
+
+class RedisLink:
+    def __init__(self, judge: str, config: CoordinationConfig, telemetry: CoordinationTelemetry,
+                 client: aioredis.Redis | None = None) -> None:
+        self.judge = judge
+        self.config = config
+        self.prefix = f"{config.redis.key_prefix}:judge:{judge}"
+        self.client = client if client is not None else make_client(config)
+        self._tm = telemetry
+        self._timeout = config.redis.timeout
+        self.up = True
+        self._down_reason = "unreachable"
+        self._reconnect: asyncio.Task[None] | None = None
+        self.on_recovery: list[Callable[[], Awaitable[None]]] = []
+        self.round_trips = 0
+        self._is_up = asyncio.Event()
+        self._is_up.set()
+        telemetry.up.labels(judge).set(1)
+
+    def key(self, *parts: object) -> str:
+        return ":".join([self.prefix, *(str(p) for p in parts)])
+
+    @property
+    def down_reason(self) -> str:
+        return self._down_reason
+
+    async def run(self, operation: str, call: Callable[[], Awaitable[T]]) -> T:
+        """``await call()`` under the Redis deadline; raises ``CoordinationDown`` (fast while the link is down)."""
+        if not self.up:
+            raise CoordinationDown(self._down_reason)
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(self._timeout):
+                result = await call()
+        except (TimeoutError, RedisTimeoutError) as err:
+            raise self._failed("timeout", err) from None
+        except (RedisConnectionError, OSError) as err:
+            raise self._failed("unreachable", err) from None
+        except RedisError as err:
+            raise self._failed("error", err) from None
+        self.round_trips += 1
+        self._tm.latency.labels(self.judge, operation).observe(time.perf_counter() - started)
+        return result
+
+    def _failed(self, reason: str, err: BaseException) -> CoordinationDown:
+        self._tm.errors.labels(self.judge, reason).inc()
+        if self.up:
+            logger.warning("judge %s: Redis %s (%s): governing in process (limit / %d replicas) until it is back",
+                           self.judge, reason, type(err).__name__, self.config.expected_replicas)
+        self.up = False
+        self._is_up.clear()
+        self._down_reason = reason
+        self._tm.up.labels(self.judge).set(0)
+        if self._reconnect is None or self._reconnect.done():
+            self._reconnect = asyncio.get_running_loop().create_task(self._reconnect_loop())
+        return CoordinationDown(reason, type(err).__name__)
+
+    async def _reconnect_loop(self) -> None:
+        delay = _FIRST_RETRY
+        while True:
+            await asyncio.sleep(delay)
+            try:
+                async with asyncio.timeout(self._timeout):
+                    await self.client.ping()
+            except (TimeoutError, RedisError, OSError):
+                delay = min(delay * 2, self.config.reconnect_max_interval)
+                continue
+            self.up = True
+            self._is_up.set()
+            self._tm.up.labels(self.judge).set(1)
+            self._tm.reconnects.labels(self.judge).inc()
+            logger.info("judge %s: Redis reachable again: shared governance resumed", self.judge)
+            self._reconnect = None  # a failure during recovery starts a new loop
+            for recover in self.on_recovery:
+                try:
+                    await recover()
+                except CoordinationDown:
+                    break  # down again: _failed started a new reconnection loop
+            return
+
+    async def wait_up(self) -> None:
+        """Until the link is up (the caller bounds the wait)."""
+        await self._is_up.wait()
+
+    async def aclose(self) -> None:
+        if self._reconnect is not None:
+            self._reconnect.cancel()
+            await asyncio.gather(self._reconnect, return_exceptions=True)
+        try:
+            async with asyncio.timeout(self._timeout):
+                await self.client.aclose()
+        except (TimeoutError, RedisError, OSError):
+            pass
