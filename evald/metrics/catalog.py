@@ -69,6 +69,11 @@ def render_markdown(classes: Sequence[type[BaseMetric]] | None = None) -> str:
         "Any metric class of the optional harness-evals package also runs, as `kind: \"harness:<Class>\"` (e.g.",
         "`harness:ExactMatchMetric`); those kinds are not listed here: see [harness-evals.md](harness-evals.md).",
         "",
+        "The families `reliability`, `predictability` and `composite` are scored over more than one case (groups of",
+        "runs, sliding windows of confidence and outcome, other scores of the same case) by the windowed stage: see",
+        "[multi-case-metrics.md](multi-case-metrics.md) for grouping, windows, where `confidence` comes from, and",
+        "their bounds.",
+        "",
         "| kind | family | dimension | default threshold | summary |",
         "|---|---|---|---|---|",
     ]

@@ -273,9 +273,7 @@ class WindowedStage:
                 self._dropped.labels(self._consumers[index].name, reason).inc()
 
     def _dropper(self, name: str) -> Callable[[str, int], None]:
-        def dropped(reason: str, n: int) -> None:
-            self._dropped.labels(name, reason).inc(n)
-        return dropped
+        return lambda reason, n: self._dropped.labels(name, reason).inc(n)
 
     def flush(self) -> list[ScoredCase]:
         """Each sliding window's current value as a run-level result (on the window's latest case, ``metadata``

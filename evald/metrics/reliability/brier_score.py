@@ -15,7 +15,7 @@ class BrierScoreMetric(WindowMetric):
     harness-evals' BrierScore: a proper scoring rule that rewards calibration and discrimination jointly; 1 for a
     predictor that gives 1 to every success and 0 to every failure, 0.75 for constant 0.5. The pairs come from a
     sliding window per (metric, service_name, model) of cases with a ``confidence`` (``confidence_from``) and an
-    outcome (``outcome_metric``'s pass/fail, else the golden match); see docs/metrics.md "Multi-case metrics".
+    outcome (``outcome_metric``'s pass/fail, else the golden match); see docs/multi-case-metrics.md.
     Example: (0.9, pass), (0.2, fail), (0.6, fail): MSE (0.01 + 0.04 + 0.36) / 3 = 0.1367: value 0.8633.
     Exported as the gauge ``evald_window_score{metric,service_name,model}``; in ``evald replay`` as a run-level
     result. Metadata: ``mse``, ``n_cases``.
