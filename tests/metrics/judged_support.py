@@ -6,6 +6,7 @@ import json
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -39,8 +40,12 @@ def verdict(score: int, reasoning: str = "judged") -> Reply:
 
 def sent_blocks(llm: FakeLLM, index: int = -1) -> dict[str, str]:
     """label -> text of the delimited data blocks in one received request (the user message; either SDK's shape)."""
-    messages = llm.received[index]["messages"]
-    user = next(m["content"] for m in messages if m["role"] == "user")
+    return blocks_of(llm.received[index])
+
+
+def blocks_of(body: dict[str, Any]) -> dict[str, str]:
+    """label -> text of the delimited data blocks in one request body (OpenAI or Anthropic shape)."""
+    user = next(m["content"] for m in body["messages"] if m["role"] == "user")
     return {label: text for _, label, text in _BLOCK.findall(user)}
 
 
