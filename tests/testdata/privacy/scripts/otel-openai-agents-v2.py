@@ -1,16 +1,27 @@
-"""Capture [otel-openai-agents-v2.no_content]: the official opentelemetry-instrumentation-openai-agents-v2 with content
-capture turned OFF (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=NO_CONTENT; this instrumentation's default is
-SPAN_AND_EVENT, i.e. content ON), the OpenAI Agents SDK (Runner.run / Runner.run_streamed, Responses API) against
-the Responses stand-in in batch2_standin.py.
+"""Capture the official opentelemetry-instrumentation-openai-agents-v2 around the OpenAI Agents SDK (Runner.run /
+Runner.run_streamed, Responses API) against the Responses stand-in in batch2_standin.py, in two privacy modes:
 
-Run inside the configuration's venv: python otel-openai-agents-v2.no_content.py [--no-manifest]
+- [otel-openai-agents-v2.no_content]: the instrumentation's switch OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=
+  NO_CONTENT (this instrumentation's default is SPAN_AND_EVENT, i.e. content ON);
+- [otel-openai-agents-v2.sdk_sensitive_off]: the Agents SDK's own switch OPENAI_AGENTS_TRACE_INCLUDE_SENSITIVE_DATA=
+  false (RunConfig.trace_include_sensitive_data), the instrumentation in its defaults.
+
+Run inside the configuration's venv: python otel-openai-agents-v2.py [<configuration>] [--no-manifest]
 """
 
 import asyncio
 import os
 import sys
 
-os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "NO_CONTENT"
+CONFIGS = ("otel-openai-agents-v2.no_content", "otel-openai-agents-v2.sdk_sensitive_off")
+CONFIG = next((a for a in sys.argv[1:] if not a.startswith("--")), CONFIGS[0])
+assert CONFIG in CONFIGS, CONFIG
+if CONFIG.endswith(".no_content"):
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "NO_CONTENT"
+    os.environ.pop("OPENAI_AGENTS_TRACE_INCLUDE_SENSITIVE_DATA", None)
+else:
+    os.environ.pop("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", None)
+    os.environ["OPENAI_AGENTS_TRACE_INCLUDE_SENSITIVE_DATA"] = "false"
 os.environ.pop("OTEL_INSTRUMENTATION_OPENAI_AGENTS_CAPTURE_CONTENT", None)
 os.environ["OPENAI_AGENTS_DISABLE_TRACING"] = "0"
 
@@ -19,7 +30,6 @@ from batch2_standin import PRIVACY_DIR, STATE, Capture, start_standin  # noqa: E
 from sdk_privacy_standin import ANSWER, ERROR_USER, SYSTEM, TOOL_SYSTEM, TOOL_USER, USER  # noqa: E402
 from sdk_privacy_standin import get_weather as _weather  # noqa: E402
 
-CONFIG = "otel-openai-agents-v2.no_content"
 OUT = os.path.join(PRIVACY_DIR, CONFIG)
 
 cap = Capture(CONFIG, OUT)
@@ -79,7 +89,7 @@ asyncio.run(main())
 server.shutdown()
 print("requests:", [(r["path"], bool(r["body"].get("stream"))) for r in STATE.requests])
 
-if len(sys.argv) > 1 and sys.argv[1] == "--no-manifest":
+if "--no-manifest" in sys.argv:
     raise SystemExit(0)
 
 # ---- capture.json: `recorded` was filled in by reading the capture with sdk_privacy_inspect.py
@@ -126,9 +136,39 @@ SETTINGS = {"how privacy mode was set": "environment OTEL_INSTRUMENTATION_GENAI_
                                          "instrumentation's DEFAULT is SPAN_AND_EVENT (content on); any "
                                          "unrecognised value also means SPAN_AND_EVENT; span_only / event_only "
                                          "select one place"}
+if CONFIG.endswith(".sdk_sensitive_off"):
+    BARE = {**NONE, "request_model": "absent", "response_model": "absent", "tokens": "absent", "response_id": "absent"}
+    RECORDED = {"a_chat_correct": dict(BARE), "c_tool_call": {**BARE, "tool_names": "present"},
+                "h_streaming_chat": dict(BARE), "f_error": dict(BARE)}
+    COMMON = ("Scope opentelemetry.instrumentation.openai_agents (no version), schema 1.28.0; the same tree as with "
+              "content on ('Agent workflow' > 'unknown' > 'invoke_agent <agent>' > 'unknown' > chat), with the same "
+              "instrumentor-default gen_ai.agent.* and server.address='api.openai.com' attributes. With the SDK's "
+              "trace_include_sensitive_data off, the Agents SDK's generation/response span data carries no response "
+              "object, so the instrumentation (in its content-ON default) records NOTHING of the call either: the "
+              "inference span is named just 'chat' and has only gen_ai.operation.name='chat' and "
+              "gen_ai.output.type='text' (plus the provider/agent/server defaults): no request or response model, no "
+              "usage, no response id, no finish reason, and no content; invoke_agent has no request model either. "
+              "No log records.")
+    NOTES = {
+        "a_chat_correct": COMMON,
+        "c_tool_call": COMMON + " Two 'chat' spans and 'execute_tool get_weather' (gen_ai.tool.name, gen_ai.tool.type"
+                       "='function', gen_ai.output.type='json'): only the tool NAME survives.",
+        "f_error": COMMON + " chat status ERROR \"Error getting response: {'error': 'Error details are redacted.'}\", "
+                   "invoke_agent ERROR \"Error in agent run: {'error': 'Error details are redacted.'}\" (the SDK's "
+                   "own redaction text in the status message), 'Agent workflow' OK.",
+        "h_streaming_chat": COMMON + " Runner.run_streamed: identical to the non-streaming run.",
+    }
+    SETTINGS = {"how privacy mode was set": "environment OPENAI_AGENTS_TRACE_INCLUDE_SENSITIVE_DATA=false (the Agents "
+                                            "SDK's default for RunConfig.trace_include_sensitive_data); the "
+                                            "instrumentation's own content variables unset (its default: content on)",
+                "is_library_default": False,
+                "switch_to_capture_content": "OPENAI_AGENTS_TRACE_INCLUDE_SENSITIVE_DATA=true (the SDK default) or "
+                                             "RunConfig(trace_include_sensitive_data=True); then the instrumentation "
+                                             "records content unless OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_"
+                                             "CONTENT=no_content"}
 write_capture_json2(
     CONFIG, "openai",
     ["opentelemetry-instrumentation-openai-agents-v2", "openai-agents", "openai", "opentelemetry-util-genai",
      "opentelemetry-sdk", "opentelemetry-api", "opentelemetry-instrumentation", "opentelemetry-semantic-conventions",
      "opentelemetry-exporter-otlp-proto-common"],
-    SETTINGS, RECORDED, NOTES, "scripts/otel-openai-agents-v2.no_content.py")
+    SETTINGS, RECORDED, NOTES, f"scripts/otel-openai-agents-v2.py {CONFIG}")
