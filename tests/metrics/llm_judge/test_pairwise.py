@@ -4,14 +4,18 @@ the real openai and anthropic SDKs against the local stand-in."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 import pytest
 from aiohttp import web
+from prometheus_client import CollectorRegistry
 
 from evald.case import EvalCase
-from evald.judges.limiter import JudgeError
+from evald.judges.limiter import JudgeError, JudgeSkipped
+from evald.judges.registry import close_judges, register_judge
+from evald.judges.telemetry import JudgeTelemetry
 from evald.metrics.llm_judge.pairwise import PairwiseMetric
-from tests.judges.fake_llm import FakeLLM, Reply
+from tests.judges.fake_llm import FakeLLM, Reply, fake_llm, judge_config, make_judge
 from tests.metrics.judged_support import EMAIL, blocks_of, expect_malformed_replies, reply, sent_system
 
 pytestmark = pytest.mark.integration
@@ -78,3 +82,16 @@ async def test_without_output_or_expected_it_is_not_applicable(llm: FakeLLM) -> 
     assert await PairwiseMetric().a_measure(EvalCase(input="q", output="a")) is None
     assert await PairwiseMetric().a_measure(EvalCase(input="q", expected="a")) is None
     assert llm.received == []
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+async def test_a_case_that_must_never_be_sent_skips_the_metric(provider: str) -> None:
+    async with fake_llm() as server:
+        config = judge_config(server, provider, never_send={"service_names": ["hr"]})
+        register_judge(make_judge(config, JudgeTelemetry(CollectorRegistry())))
+        try:
+            with pytest.raises(JudgeSkipped) as caught:
+                await PairwiseMetric().a_measure(replace(CASE, service_name="hr"))
+            assert caught.value.reason == "never_send" and server.received == []
+        finally:
+            await close_judges()
