@@ -136,19 +136,36 @@ def notes(chart: Any, values: dict[str, Any]) -> str:
     return text
 
 
-@pytest.mark.parametrize("scaling", [{"replicaCount": 3}, {"autoscaling": {"enabled": True, "maxReplicas": 4}}],
+@pytest.mark.parametrize("scaling", [{"replicaCount": 3}, {"autoscaling": {"enabled": True, "maxReplicas": 3}}],
                          ids=["replicas", "hpa"])
 def test_notes_warn_about_judges_on_several_uncoordinated_replicas(chart: Any, scaling: dict[str, Any]) -> None:
     text = notes(chart, {**scaling, "service": {"headless": {"enabled": True}}, "config": JUDGES})
     (warning,) = [block for block in text.split("\n\n") if "LLM judges" in block]
-    assert warning.startswith("WARNING:") and "(fast, safety)" in warning and "no" in warning
-    assert "coordination between replicas" in warning
-    times = "3 times" if "replicaCount" in scaling else "4 times"
-    assert times in warning and "budget" in warning and "requests_per_minute" in warning
+    assert warning.startswith("WARNING:") and "not coordinated (fast, safety)" in warning
+    assert "3 times" in warning and "budget" in warning and "requests_per_minute" in warning
+    assert "judges.<name>.coordination" in warning
     assert "LLM judges" not in notes(chart, {**scaling, "service": {"headless": {"enabled": True}}})
     assert "LLM judges" not in notes(chart, {"config": JUDGES})  # one replica: nothing to coordinate
     scorer = notes(chart, {**scaling, "mode": "kafka-scorer", "config": JUDGES})
-    assert "WARNING: " in scorer and "coordination between replicas" in scorer  # every mode: budgets multiply
+    assert "WARNING: " in scorer and "not coordinated" in scorer  # every mode: budgets multiply
+
+
+def coordinated(expected_replicas: int) -> dict[str, Any]:
+    return {"provider": "openai", "model": "gpt-4o-mini", "coordination": {
+        "redis": {"url": "redis://redis.observability.svc:6379/0"}, "expected_replicas": expected_replicas}}
+
+
+def test_notes_about_coordinated_judges(chart: Any) -> None:
+    judges = {"judges": {"shared": coordinated(3), "fast": JUDGES["judges"]["fast"]}}
+    text = notes(chart, {"replicaCount": 3, "service": {"headless": {"enabled": True}}, "config": judges})
+    assert "not coordinated (fast)" in text and "shared" not in text  # coordinated for 3 replicas: nothing to say
+    quiet = notes(chart, {"replicaCount": 3, "service": {"headless": {"enabled": True}},
+                          "config": {"judges": {"shared": coordinated(3)}}})
+    assert "WARNING" not in quiet and "coordinat" not in quiet
+    under = notes(chart, {"autoscaling": {"enabled": True, "maxReplicas": 5},
+                          "service": {"headless": {"enabled": True}}, "config": {"judges": {"shared": coordinated(2)}}})
+    assert "expected_replicas below 5 (shared)" in under and "Set expected_replicas to 5" in under
+    assert "not coordinated" not in under
 
 
 def test_notes_print_the_loadbalancing_exporter_for_the_headless_service(chart: Any) -> None:
