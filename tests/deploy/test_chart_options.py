@@ -108,6 +108,19 @@ def test_pre_stop_sleeps_before_sigterm_within_the_grace_period(chart: Any) -> N
         render(chart, {"rawConfig": "pipeline:\n  shutdown_timeout: 25s\n"})
 
 
+@pytest.mark.parametrize("timeout", ["20s", "20", 20, 19.5, "250ms", "0.5m", " 24 s ", "1500000us", "2000000µs",
+                                     "20000000000ns"])
+def test_the_grace_period_check_reads_shutdown_timeout_as_evald_does(chart: Any, timeout: Any) -> None:
+    from evald.config.base import parse_duration
+
+    needed = parse_duration(timeout) + 5  # + the default preStop sleep
+    values: dict[str, Any] = {"config": {"pipeline": {"shutdown_timeout": timeout}}}
+    at_most = int(needed)  # a grace period not above the drain and the sleep is refused ...
+    with pytest.raises(helm_python.HelmError, match="must be greater than config pipeline.shutdown_timeout"):
+        render(chart, {**values, "terminationGracePeriodSeconds": at_most})
+    render(chart, {**values, "terminationGracePeriodSeconds": at_most + 1})  # ... one second more is enough
+
+
 def test_headless_service_resolves_to_the_pods_container_ports(chart: Any) -> None:
     docs = manifests(render(chart, OPTIONS["headless"][0]))
     services = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Service"}

@@ -101,16 +101,16 @@ namespace's default account) otherwise.
 {{- end }}
 
 {{/*
-config pipeline.shutdown_timeout in seconds, as evald parses it (a number of seconds, or "<n><ns|us|ms|s|m|h>";
+config pipeline.shutdown_timeout in seconds, as evald parses it (a number of seconds, or "<n><ns|us|µs|ms|s|m|h>";
 absent: 10), or "" when it is not a literal (e.g. ${env:...}) and cannot be checked here.
 */}}
 {{- define "evald.shutdownSeconds" -}}
 {{- $parsed := fromYaml (include "evald.config" .) }}
 {{- $value := dig "pipeline" "shutdown_timeout" "10s" $parsed }}
-{{- $units := dict "ns" 0.000000001 "us" 0.000001 "ms" 0.001 "s" 1.0 "m" 60.0 "h" 3600.0 "" 1.0 }}
+{{- $units := dict "ns" 0.000000001 "us" 0.000001 "µs" 0.000001 "ms" 0.001 "s" 1.0 "m" 60.0 "h" 3600.0 "" 1.0 }}
 {{- if or (kindIs "float64" $value) (kindIs "int" $value) (kindIs "int64" $value) }}
 {{- float64 $value }}
-{{- else if and (kindIs "string" $value) (regexMatch `^\s*[0-9]+(\.[0-9]+)?\s*(ns|us|ms|s|m|h)?\s*$` $value) }}
+{{- else if and (kindIs "string" $value) (regexMatch `^\s*[0-9]+(\.[0-9]+)?\s*(ns|us|µs|ms|s|m|h)?\s*$` $value) }}
 {{- $number := regexFind `[0-9]+(\.[0-9]+)?` $value }}
 {{- $unit := regexReplaceAll `[0-9.\s]` $value "" }}
 {{- mulf (float64 $number) (get $units $unit) }}
