@@ -1,19 +1,28 @@
-"""Capture [google-adk.no_content]: Google ADK's own telemetry with content capture OFF
-(ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=false; OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT unset = NO_CONTENT),
-LlmAgent on Gemini(base_url=<stand-in>) through InMemoryRunner, against the Gemini stand-in in batch2_standin.py.
+"""Capture Google ADK's own telemetry with content capture OFF, LlmAgent on Gemini(base_url=<stand-in>) through
+InMemoryRunner, against the Gemini stand-in in batch2_standin.py:
+
+- [google-adk.no_content]: ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=false, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_
+  CONTENT unset (= NO_CONTENT), the default telemetry schema (v2, semconv-aligned);
+- [google-adk.schema_v1.no_content]: the same with the legacy schema, ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1 (call_llm
+  spans with gcp.vertex.agent.* attributes, gen_ai.system.message / gen_ai.user.message / gen_ai.choice log events).
 
 a/f: an agent without tools; c: the agent with the get_weather function tool; h: RunConfig(streaming_mode=SSE).
-Run inside the configuration's venv: python google-adk.no_content.py [--no-manifest]
+Run inside the configuration's venv: python google-adk.py [<configuration>] [--no-manifest]
 """
 
 import asyncio
 import os
 import sys
 
+CONFIGS = ("google-adk.no_content", "google-adk.schema_v1.no_content")
+CONFIG = next((a for a in sys.argv[1:] if not a.startswith("--")), CONFIGS[0])
+assert CONFIG in CONFIGS, CONFIG
 os.environ["ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS"] = "false"
 for var in ("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "OTEL_SEMCONV_STABILITY_OPT_IN",
             "ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN", "ADK_EXPERIMENTAL_TELEMETRY", "GOOGLE_GENAI_USE_VERTEXAI"):
     os.environ.pop(var, None)
+if CONFIG == "google-adk.schema_v1.no_content":
+    os.environ["ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN"] = "1"
 os.environ["GOOGLE_API_KEY"] = "privacy-standin-key"
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -21,7 +30,6 @@ from batch2_standin import GEMINI_REQUEST_MODEL, PRIVACY_DIR, STATE, Capture, st
 from sdk_privacy_standin import ANSWER, ERROR_USER, SYSTEM, TOOL_ANSWER, TOOL_SYSTEM, TOOL_USER, USER  # noqa: E402
 from sdk_privacy_standin import get_weather as _weather  # noqa: E402
 
-CONFIG = "google-adk.no_content"
 OUT = os.path.join(PRIVACY_DIR, CONFIG)
 
 cap = Capture(CONFIG, OUT)  # global tracer/logger providers: ADK uses trace.get_tracer
@@ -80,7 +88,7 @@ asyncio.run(main())
 server.shutdown()
 print("requests:", [r["path"].rsplit("/", 1)[-1] for r in STATE.requests])
 
-if len(sys.argv) > 1 and sys.argv[1] == "--no-manifest":
+if "--no-manifest" in sys.argv:
     raise SystemExit(0)
 
 # ---- capture.json: `recorded` was filled in by reading the capture with sdk_privacy_inspect.py
@@ -128,8 +136,46 @@ SETTINGS = {"how privacy mode was set": "environment ADK_CAPTURE_MESSAGE_CONTENT
                                          "the legacy schema (ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1) "
                                          "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=true (its default)"}
 GT = {}
+if CONFIG == "google-adk.schema_v1.no_content":
+    E = "masked:<elided>"
+    V1 = {**NONE, "input": E, "output": E, "system_prompt": E}
+    RECORDED = {"a_chat_correct": dict(V1), "h_streaming_chat": dict(V1),
+                "c_tool_call": {**V1, "tool_names": "present", "tool_arguments": "empty", "tool_results": "empty"},
+                "f_error": {**V1, "output": "absent", "tokens": "absent", "finish_reason": "absent"}}
+    COMMON = ("ADK's own spans with the legacy telemetry schema (ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1), scope "
+              "gcp.vertex.agent 2.13.0, schema 1.36.0, all INTERNAL, success status UNSET: 'invocation' > "
+              "'invoke_agent <agent>' > 'call_llm' (gen_ai.system='gcp.vertex.agent', gen_ai.request.model, usage, "
+              "finish_reasons, gcp.vertex.agent.session_id / invocation_id / event_id, and "
+              "gcp.vertex.agent.llm_request = '{}' and gcp.vertex.agent.llm_response = '{}': the content attributes "
+              "kept as EMPTY JSON objects) > 'generate_content gemini-2.0-flash' (gen_ai.system='gemini', request "
+              "model, usage, finish_reasons; no response model or id). Content events as LOG RECORDS (scope "
+              "gcp.vertex.agent, attribute gen_ai.system='gemini', on the generate_content span): "
+              "gen_ai.system.message, gen_ai.user.message (one per user/tool content) and gen_ai.choice, each body "
+              "{'content': '<elided>'} (gen_ai.choice adds index and finish_reason 'STOP' on the last one).")
+    NOTES = {
+        "a_chat_correct": COMMON,
+        "c_tool_call": COMMON + " 'execute_tool get_weather': gen_ai.tool.name / type / description and an ADK-made "
+                       "gen_ai.tool.call.id, with gcp.vertex.agent.tool_call_args = '{}', gcp.vertex.agent."
+                       "tool_response = '{}' (and llm_request / llm_response = '{}' on the tool span as well). The "
+                       "second call's log events: system, three user messages (the question, the model's function "
+                       "call, the function response: all '<elided>'), a choice.",
+        "f_error": COMMON + " generate_content, call_llm, invoke_agent and invocation: status ERROR \"ServerError: 500 "
+                   "INTERNAL. {...}\" and an 'exception' event each; the log records are the system and user "
+                   "messages only (no choice).",
+        "h_streaming_chat": COMMON + " Streamed: one gen_ai.choice log record PER CHUNK (three, '<elided>'), "
+                            "finish_reason only on the last.",
+    }
+    SETTINGS = {"how privacy mode was set": "environment ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1 and "
+                                            "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=false; "
+                                            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT unset (so the log "
+                                            "event bodies are '<elided>'); global SDK tracer and logger providers",
+                "is_library_default": False,
+                "switch_to_capture_content": "with the legacy schema: ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=true (its "
+                                             "default) for the gcp.vertex.agent.* span attributes, and "
+                                             "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=EVENT_ONLY (or true) "
+                                             "for the log event bodies"}
 write_capture_json2(
     CONFIG, "gemini",
     ["google-adk", "google-genai", "opentelemetry-sdk", "opentelemetry-api", "opentelemetry-semantic-conventions",
      "opentelemetry-exporter-otlp-proto-common"],
-    SETTINGS, RECORDED, NOTES, "scripts/google-adk.no_content.py", GT)
+    SETTINGS, RECORDED, NOTES, f"scripts/google-adk.py {CONFIG}", GT)
