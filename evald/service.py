@@ -3,12 +3,13 @@
 Start order (exporters first, receivers last, as in the Collector): exporters -> admin HTTP (health, /metrics)
 -> workers -> assembly window -> receivers. Stop order is the reverse, within ``pipeline.shutdown_timeout``
 (``T``): receivers stop accepting (at most 2 s); the window releases what it holds to the pipeline and the
-pipeline drains until ``T`` minus the exporters' reserve (``min(2 s, T/5)``); what is left then is dropped and
-counted by reason (evald/pipeline/engine.py); exporters flush and close in the reserve. The totals (every case
+pipeline drains until ``T`` minus a reserve (``T/5`` within [1 s, 2 s], at most ``T/2``); what is left then is
+dropped and counted by reason (evald/pipeline/engine.py); exporters flush and close in the reserve, which also
+covers the totals, the listener and most of the interpreter's exit. The totals (every case
 mapped = scored + sampled out + without metric + dropped by reason, and what the window and the exporters dropped)
 are logged in one line (INFO, WARNING when anything was dropped or is unaccounted for) while ``/metrics`` still
-answers with the same final counters (after a WARNING for up to 0.25 s more, within the deadline, so that a scrape
-can see them); the admin listener closes last (at most 0.5 s). The process exits within
+answers with the same final counters (after a WARNING for 0.25 s more, so that a scrape can see them; part of the
+margin below when the deadline has passed); the admin listener closes last (at most 0.5 s). The process exits within
 ``T`` plus about a second (cancelled workers' grace, metric clients closing, the listener, interpreter exit;
 docs/architecture.md). SIGTERM and SIGINT trigger a graceful stop; a second signal forces the exit.
 """
@@ -176,7 +177,7 @@ class EvaldService:
             level, line = totals
             logger.log(level, "evald stopped after %.2fs: %s", time.monotonic() - started, line)
             if level > logging.INFO and self.admin is not None:  # something was dropped: let a scrape see it
-                await asyncio.sleep(min(_FINAL_SCRAPE, remaining()))
+                await asyncio.sleep(_FINAL_SCRAPE)
         if self.admin is not None:  # closed last: until here a scrape sees the final counters
             await _safely(self.admin.shutdown(0.5), "admin http")
         if totals is None:
@@ -191,8 +192,9 @@ class EvaldService:
 
     async def _drain(self, remaining: Callable[[], float]) -> None:
         """After the receivers stopped: evaluate and export what was accepted within ``remaining()`` seconds, the
-        exporters' reserve kept for them to flush and close."""
-        reserve = min(_EXPORT_RESERVE, remaining() * _EXPORT_SHARE)
+        reserve kept for the exporters to flush and close and for the process to exit (see the module docstring)."""
+        budget = remaining()
+        reserve = min(_RESERVE_MAX, max(_RESERVE_MIN, budget * _RESERVE_SHARE), budget / 2)
 
         def draining() -> float:
             return max(0.0, remaining() - reserve)
@@ -205,11 +207,10 @@ class EvaldService:
                                for e in self.exporters))
 
 
-#: Part of ``pipeline.shutdown_timeout`` kept for exporters to flush and close (at most this many seconds).
-_EXPORT_RESERVE = 2.0
-_EXPORT_SHARE = 0.2
-#: When the shutdown dropped anything, /metrics keeps answering with the final counters this long (within the
-#: deadline) after the totals are logged.
+#: Part of ``pipeline.shutdown_timeout`` kept for the exporters to flush and close and for the process to exit.
+_RESERVE_MIN, _RESERVE_MAX, _RESERVE_SHARE = 1.0, 2.0, 0.2
+#: When the shutdown dropped anything, /metrics keeps answering with the final counters this long after the totals
+#: are logged.
 _FINAL_SCRAPE = 0.25
 
 
