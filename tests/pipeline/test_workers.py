@@ -4,8 +4,10 @@ counts every case it cannot finish (evald/pipeline/workers.py, through the pipel
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 from aiohttp import web
@@ -14,6 +16,8 @@ from evald.assembly.completion import Completion
 from evald.case import Dimension, EvalCase, Score
 from evald.config.loader import parse_config
 from evald.exporters.acks import current_ack
+from evald.exporters.file import FileExporter, FileExporterConfig
+from evald.exporters.prometheus import PrometheusExporter, PrometheusExporterConfig
 from evald.interfaces import MappingResult
 from evald.judges.registry import close_judges
 from evald.metrics.base import BaseMetric
@@ -73,10 +77,10 @@ def tid(i: int) -> str:
 
 
 def build(cases: dict[str, tuple[EvalCase, ...]], exporters: Sequence[Any] = (), *, split: bool = True,
-          **cfg: Any) -> tuple[EvaluationPipeline, InMemoryExporter, Telemetry]:
+          tm: Telemetry | None = None, **cfg: Any) -> tuple[EvaluationPipeline, InMemoryExporter, Telemetry]:
     SlowJudge.go = asyncio.Event()
     SlowJudge.started = 0
-    tm = Telemetry()
+    tm = tm or Telemetry()
     memory = InMemoryExporter()
     bindings = [MetricBinding(Cheap(), "all", MetricFilter()),
                 MetricBinding(SlowJudge(), "all", MetricFilter.model_validate({"service_name": ["judged"]}))]
@@ -272,3 +276,32 @@ metrics:
     sample = service.telemetry.registry.get_sample_value
     assert sample("evald_scored_cases_total", {"scope": "llm_call"}) == 50
     assert sample("evald_cases_dropped_total", {"reason": "shutdown_in_flight"}) == 1
+
+
+async def test_exporters_count_a_case_exported_in_two_parts_once_per_metric(tmp_path: Path) -> None:
+    """The real Prometheus exporter counts each metric of the split case once; the file exporter writes one line per
+    part, same case, disjoint metrics; the source is acknowledged once both lines are written."""
+    tm = Telemetry()
+    prometheus = PrometheusExporter(PrometheusExporterConfig(), tm)
+    file = FileExporter(FileExporterConfig(path=str(tmp_path / "scores.jsonl"), flush_interval=0.05), tm)
+    pipe, _, _ = build({tid(0): (case(tid(0), "judged"),)}, [prometheus, file], tm=tm)
+    acked: list[str] = []
+    await file.start()
+    await pipe.start()
+    await pipe.on_trace(AssembledTrace(trace_id=tid(0), spans=()), tracked(acked, "t"))
+    assert SlowJudge.go is not None
+    SlowJudge.go.set()
+    assert await pipe.drain(5)
+    await file.shutdown(2)
+    assert acked == ["t"]
+
+    def evaluations(metric: str) -> float:
+        return sum(tm.registry.get_sample_value("evald_evaluations_total", {
+            "metric": metric, "outcome": outcome, "dimension": "correctness", "scope": "llm_call",
+            "service_name": "judged", "model": ""}) or 0.0 for outcome in ("pass", "fail", "skipped", "error"))
+
+    assert (evaluations("cheap"), evaluations("slow_judge")) == (1.0, 1.0)
+    lines = [json.loads(line) for line in (tmp_path / "scores.jsonl").read_text().splitlines()]
+    assert [[s["name"] for s in line["scores"]] for line in lines] == [["cheap"], ["slow_judge"]]
+    assert {(line["trace_id"], line["span_id"], line["scope"]) for line in lines} == {(tid(0), "b" * 16, "llm_call")}
+    await pipe.shutdown(1)
