@@ -24,6 +24,7 @@ from evald.metrics.base import BaseMetric
 from evald.model import AssembledTrace, Delivery, ScoredCase, SignalBatch
 from evald.pipeline.accounting import shutdown_totals
 from evald.pipeline.bindings import MetricBinding, MetricFilter
+from evald.pipeline.conversations import ConversationsConfig, ConversationTracker
 from evald.pipeline.engine import EvaluationPipeline, PipelineConfig
 from evald.pipeline.sampling import Sampler
 from evald.service import EvaldService
@@ -305,3 +306,20 @@ async def test_exporters_count_a_case_exported_in_two_parts_once_per_metric(tmp_
     assert [[s["name"] for s in line["scores"]] for line in lines] == [["cheap"], ["slow_judge"]]
     assert {(line["trace_id"], line["span_id"], line["scope"]) for line in lines} == {(tid(0), "b" * 16, "llm_call")}
     await pipe.shutdown(1)
+
+
+async def test_conversations_flushed_at_shutdown_are_queued_or_counted() -> None:
+    tm = Telemetry()
+    turns = {tid(i): (EvalCase(input="q", output="a", trace_id=tid(i), span_id="c" * 16, scope="trace",
+                               metadata={"conversation_id": f"conv-{i}"}),) for i in range(3)}
+    config = PipelineConfig.model_validate({"workers": 1, "queue_size": 1})
+    binding = MetricBinding(Cheap(), "conversation", MetricFilter())
+    pipe = EvaluationPipeline(config, ByTrace(turns), Sampler(1.0), [binding], [InMemoryExporter()], tm,  # type: ignore[arg-type]
+                              conversations=ConversationTracker(ConversationsConfig(), tm))
+    for i in range(3):  # three open conversations; no worker runs, so the queue holds one case
+        await pipe.on_trace(AssembledTrace(trace_id=tid(i), spans=()), Completion([]))
+    await pipe.shutdown(0.1)
+    assert sample(tm, "evald_cases_total", scope="conversation") == 3
+    assert sample(tm, "evald_cases_dropped_total", reason="shutdown") == 3  # one queued, two cut short
+    totals = shutdown_totals(tm, pipe.no_metric)
+    assert (totals.cases, totals.no_metric, totals.unaccounted) == (6, 3, 0)  # the turns have no metric of their own
