@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from evald.case import EvalCase, Score
 from evald.config.base import ComponentConfig, Duration
@@ -104,6 +104,12 @@ class WindowOptions(OutcomeOptions):
     max_age: Duration = Field(3600.0, description="cases older than this leave the window")
     min_cases: int = Field(20, ge=2, description="fewer cases in a window: no value")
     max_windows: int = Field(100, gt=0, description="(service_name, model) windows; beyond, cases share one `other`")
+
+    @model_validator(mode="after")
+    def _metric_named(self) -> Self:
+        if self.confidence_from == "metric" and not self.confidence_metric:
+            raise ValueError("confidence_from `metric` needs `confidence_metric`")
+        return self
 
 
 class WindowMetric(BaseMetric):

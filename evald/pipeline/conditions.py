@@ -198,7 +198,9 @@ def check_conditions(specs: Sequence[MetricSpec | None]) -> list[tuple[str, str]
     if cycle:
         names = [_spec_name(specs[j]) for j in cycle]
         problems.append((f"metrics[{cycle[0]}].when", f"`when` cycle: {' -> '.join(names)}"))
-    return problems
+    from evald.windowed.references import check_references  # composites and outcome metrics refer to names too
+
+    return problems + check_references(specs)
 
 
 def _spec_name(spec: MetricSpec | None) -> str:
