@@ -34,7 +34,8 @@ WINDOW_ATTRIBUTES = "window_attributes"
 
 @dataclass(frozen=True, slots=True)
 class Run:
-    """One case as a multi-case metric sees it: the case, the scores it received (by metric name), its outcome."""
+    """One case as a multi-case metric sees it: the case (as a group holds it: without input, expected, context,
+    messages and tool arguments), the scores it received (by metric name; a group keeps none), its outcome."""
 
     case: EvalCase
     scores: Mapping[str, Score] = field(default_factory=dict)
@@ -75,7 +76,8 @@ class GroupOptions(OutcomeOptions):
     group_attribute: str = Field("evald.run_group", min_length=1, description="span/resource attribute of the group")
     k: int = Field(5, ge=2, le=1000, description="runs per group: the group is scored when it has k runs")
     max_age: Duration = Field(3600.0, description="a group not complete this long after its first run is dropped")
-    max_groups: int = Field(10_000, gt=0, description="open groups held; beyond, the oldest is dropped (counted)")
+    max_groups: int = Field(1000, gt=0, le=100_000, description="open groups held; beyond, the oldest is dropped "
+                            "(counted)")
 
 
 class GroupMetric(BaseMetric):

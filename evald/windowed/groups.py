@@ -13,10 +13,10 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import cast
 
-from evald.case import EvalCase
+from evald.case import EvalCase, new_tool_call
 from evald.metrics.multi_case import GroupMetric, GroupOptions, Run, attribute
 from evald.metrics.text import as_text
 from evald.pipeline.goldens import normalise_input
@@ -53,13 +53,13 @@ class GroupWindow:
     def __len__(self) -> int:
         return len(self._groups)
 
-    def add(self, run: Run, now: float) -> list[Run] | None:
-        """Add a run; the complete group's runs (oldest first) when this run made it K, else None."""
+    def add(self, run: Run, now: float, key: str | None) -> list[Run] | None:
+        """Add a run to group ``key`` (``group_key`` of its whole case); the complete group's runs (oldest first)
+        when this run made it K, else None."""
         opts = self.options
         if self.metric.uses_outcome and run.outcome is None:
             self._dropped("no_outcome", 1)
             return None
-        key = group_key(run.case, opts)
         if key is None:
             self._dropped("no_group_key", 1)
             return None
@@ -83,3 +83,16 @@ class GroupWindow:
         """Drop the groups older than ``max_age`` (counted)."""
         for key in [k for k, g in self._groups.items() if now - g.started > self.options.max_age]:
             self._dropped("group_expired", len(self._groups.pop(key).runs))
+
+
+def slim(case: EvalCase) -> EvalCase:
+    """A run as a group holds it: what the group metrics read (output, tool names, resources, attributes)."""
+    return replace(case, input=None, expected=None, context=(), messages=(), system_prompt=None,
+                   tool_calls=tuple(new_tool_call(c.name) for c in case.tool_calls))
+
+
+def attribute_names(options: GroupOptions) -> list[str]:
+    """The attributes a group metric reads: its group attribute (``group_by: attribute``) and a variant attribute."""
+    names = [options.group_attribute] if options.group_by == "attribute" else []
+    variant = getattr(options, "variant_attribute", None)
+    return [*names, variant] if isinstance(variant, str) else names

@@ -55,7 +55,7 @@ from evald.model import AssembledTrace, ScoredCase, new_scored_case
 from evald.pipeline.bindings import MetricBinding
 from evald.telemetry import RateLimitedLog, Telemetry
 from evald.windowed.attributes import annotate
-from evald.windowed.groups import GroupWindow, group_key
+from evald.windowed.groups import GroupWindow, attribute_names, group_key, slim
 from evald.windowed.sliding import SlidingWindows, confidence_of
 
 logger = logging.getLogger(__name__)
@@ -110,7 +110,7 @@ class WindowedStage:
             elif isinstance(metric, GroupMetric):
                 opts = cast(GroupOptions, metric.options)
                 waits = {opts.outcome_metric} if metric.uses_outcome and opts.outcome_metric else set()
-                attributes.update(dict.fromkeys(_attribute_names(opts)))
+                attributes.update(dict.fromkeys(attribute_names(opts)))
                 self._groups[index] = GroupWindow(metric, self._dropper(metric.name))
             elif isinstance(metric, WindowMetric):
                 wopts = cast(WindowOptions, metric.options)
@@ -221,9 +221,10 @@ class WindowedStage:
             elif isinstance(metric, GroupMetric):
                 window = self._groups[index]
                 outcome = _outcome(cast(OutcomeOptions, metric.options), entry) if metric.uses_outcome else None
-                runs = window.add(Run(entry.case, dict(entry.scores), outcome), now)
+                key = group_key(entry.case, cast(GroupOptions, metric.options))
+                runs = window.add(Run(slim(entry.case), {}, outcome), now, key)
                 if runs is not None:
-                    self._score_group(metric, runs, out)
+                    self._score_group(metric, runs, entry.case, out)
             elif isinstance(metric, WindowMetric):
                 opts = cast(WindowOptions, metric.options)
                 added = self._windows[index].add(entry.case, confidence_of(entry.case, entry.scores, opts),
@@ -235,12 +236,11 @@ class WindowedStage:
             self._log.log(logging.WARNING, f"windowed:{consumer.name}", "metric %s failed: %s: %s", consumer.name,
                           type(err).__name__, err)
 
-    def _score_group(self, metric: GroupMetric, runs: list[Run], out: list[ScoredCase]) -> None:
+    def _score_group(self, metric: GroupMetric, runs: list[Run], latest: EvalCase, out: list[ScoredCase]) -> None:
         score = metric.measure_group(runs)
         if score is None:
             self._dropped.labels(metric.name, "not_applicable").inc(len(runs))
             return
-        latest = runs[-1].case
         metadata = {**score.metadata, "group": group_key(latest, cast(GroupOptions, metric.options)),
                     "runs": len(runs), "trace_ids": [r.case.trace_id for r in runs]}
         score = new_score(score.name, score.value, score.threshold, score.reason, metadata, score.dimension)
@@ -291,9 +291,3 @@ class WindowedStage:
                 out.append(self._scored_case(case, new_score(score.name, score.value, score.threshold, score.reason,
                                                              metadata, score.dimension)))
         return out
-
-
-def _attribute_names(options: GroupOptions) -> list[str]:
-    names = [options.group_attribute] if options.group_by == "attribute" else []
-    variant = getattr(options, "variant_attribute", None)
-    return [*names, variant] if isinstance(variant, str) else names

@@ -43,7 +43,7 @@ def test_a_group_is_scored_at_k_on_its_latest_case_and_starts_again() -> None:
                for i, out in enumerate(outputs)]
     assert [len(r) for r in results] == [0, 0, 1, 0]
     (group,) = results[2]
-    assert group.case.trace_id == f"{2:032x}"
+    assert group.case.trace_id == f"{2:032x}" and group.case.input == "capital of France?"  # exported whole
     (score,) = group.scores
     assert score.name == "outcome_consistency" and score.value == pytest.approx(2 / 3)
     assert score.metadata["trace_ids"] == [f"{i:032x}" for i in range(3)] and score.metadata["runs"] == 3
