@@ -7,7 +7,8 @@ import pytest
 from evald.config.loader import parse_config
 from evald.errors import ConfigError
 
-HEAD = "receivers: {}\nexporters: {}\nmetrics:\n  - { kind: exact_match }\n  - { kind: regex, name: judge, options: { pattern: Paris } }\n"
+HEAD = ("receivers: {}\nexporters: {}\nmetrics:\n  - { kind: exact_match }\n"
+        "  - { kind: regex, name: judge, options: { pattern: Paris } }\n")
 
 
 def problems(metrics: str) -> str:
