@@ -50,6 +50,19 @@ OPENLIT: Final = Instrumentation(
     "openlit", "OpenLIT", "openlit.init(capture_message_content=True) (the default)")
 LANGFUSE: Final = Instrumentation(
     "langfuse", "the Langfuse SDK", "Langfuse(mask=None) (no masking function) and capture_input/output left on")
+GOOGLE_ADK: Final = Instrumentation(
+    "google-adk", "Google ADK",
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY or RunConfig(telemetry=TelemetryConfig("
+    "capture_message_content=...)); with the legacy schema (ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1) "
+    "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=true")
+SEMANTIC_KERNEL: Final = Instrumentation(
+    "semantic-kernel", "Semantic Kernel",
+    "SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE=true (the content then goes to Python log "
+    "records: bridge them to OTLP logs)")
+STRANDS: Final = Instrumentation(
+    "strands", "Strands Agents",
+    "OTEL_SEMCONV_STABILITY_OPT_IN without the gen_ai_unredacted_attributes token (or with the attributes to keep, "
+    "e.g. gen_ai_unredacted_attributes=gen_ai.input.messages;gen_ai.output.*)")
 OTHER: Final = Instrumentation("other", "an unrecognised instrumentation", "its content-capture option")
 
 #: scope-name prefixes, most specific first (OpenLLMetry shares ``opentelemetry.instrumentation.`` with the
@@ -68,11 +81,15 @@ _BY_SCOPE: Final[tuple[tuple[str, Instrumentation], ...]] = (
     ("anthropic", ANTHROPIC_SDK),
     ("openlit", OPENLIT),
     ("langfuse", LANGFUSE),
+    ("gcp.vertex.agent", GOOGLE_ADK),
+    ("google.adk", GOOGLE_ADK),
+    ("semantic_kernel", SEMANTIC_KERNEL),
+    ("strands", STRANDS),
     ("opentelemetry.instrumentation.", OPENLLMETRY),
 )
 _BY_CONVENTION: Final = {"openllmetry": OPENLLMETRY, "openinference": OPENINFERENCE}
 KNOWN: Final = (OPENAI_V2, OTEL_GENAI, OPENLLMETRY, OPENINFERENCE, PYDANTIC_AI, LOGFIRE, ANTHROPIC_SDK, OPENLIT,
-                LANGFUSE, OTHER)
+                LANGFUSE, GOOGLE_ADK, SEMANTIC_KERNEL, STRANDS, OTHER)
 
 
 #: detect's answers by (scope names, convention): a deployment sees a handful of combinations, and detect runs for

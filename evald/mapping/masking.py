@@ -1,7 +1,9 @@
 """Masking markers: the texts emitters write in place of content they hide. A field holding one is not recorded.
 
 Privacy modes keep the attribute and replace its value: OpenInference's ``TraceConfig`` (``OPENINFERENCE_HIDE_*``)
-writes ``__REDACTED__``; Logfire's scrubbing replaces a whole value with ``[Scrubbed due to '<pattern>']``; other
+writes ``__REDACTED__``; Logfire's scrubbing replaces a whole value with ``[Scrubbed due to '<pattern>']``;
+Strands' redaction (``gen_ai_unredacted_attributes``) writes ``[REDACTED]``, Google ADK's legacy schema
+``<elided>``; other
 emitters and user-written span processors use ``[REDACTED]``, ``<redacted>`` and the like. Such a value is no text:
 :func:`evald.mapping.values.as_text` returns ``None`` for it, so no case field, message or tool result ever carries a
 marker and no metric can score one (the metric skips with ``missing_<field>`` instead). Only a value that IS the
@@ -18,6 +20,7 @@ MARKERS: Final[frozenset[str]] = frozenset({
     "__REDACTED__",  # OpenInference TraceConfig (openinference-instrumentation REDACTED_VALUE)
     "[REDACTED]", "<REDACTED>", "REDACTED", "[redacted]", "<redacted>", "redacted", "***REDACTED***",
     "[MASKED]", "<masked>", "[HIDDEN]", "<hidden>", "[FILTERED]", "[content hidden]",
+    "<elided>",  # Google ADK's legacy telemetry schema with ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=false
 })
 #: whole-value prefixes of parametrised markers
 PREFIXES: Final[tuple[str, ...]] = (
@@ -56,7 +59,7 @@ def _scan(value: Any, depth: int, budget: list[int]) -> str | None:
     if isinstance(value, str):
         if is_masked(value):
             return value.strip(_QUOTES)
-        if ("REDACTED" in value or "Scrubbed due to" in value) and value[:1] in "[{":  # JSON text: look inside
+        if ("REDACTED" in value or "Scrubbed due to" in value or "<elided>" in value) and value[:1] in "[{":
             return _scan_json(value, depth, budget)
         return None
     if isinstance(value, Mapping):

@@ -100,8 +100,11 @@ def _from_literal(value: Any, depth: int = 0) -> Any:
 def parse_json_container(value: Any) -> Any:
     """Like :func:`parse_structured` but keep the original unless the result is a ``dict`` or ``list``.
 
-    Used for tool arguments and results: ``'{"city": "Paris"}'`` becomes a dict, ``"18"`` stays ``"18"``.
+    Used for tool arguments and results: ``'{"city": "Paris"}'`` becomes a dict, ``"18"`` stays ``"18"``; a
+    masking marker (``[REDACTED]``...) is ``None``: the value was not recorded.
     """
+    if type(value) is str and is_masked(value):
+        return None
     parsed = parse_structured(value)
     return parsed if isinstance(parsed, dict | list) else value
 

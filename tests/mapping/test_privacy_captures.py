@@ -59,7 +59,10 @@ ENTRIES = _entries()
 
 
 def _score(configuration: str, entry: dict[str, Any]) -> list[ScoredCase]:
-    result = asyncio.run(replay([PRIVACY / configuration / entry["file"]], parse_config(CONFIG, "test", environ={})))
+    path = PRIVACY / configuration / entry["file"]
+    companion = path.with_name(path.name.removesuffix(".pb") + ".logs.pb")  # content on log records
+    inputs = [path, companion] if companion.exists() else [path]
+    result = asyncio.run(replay(inputs, parse_config(CONFIG, "test", environ={})))
     return list(result.scored)
 
 
