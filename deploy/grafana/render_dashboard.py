@@ -105,6 +105,27 @@ def dashboard() -> dict[str, Any]:
             '[$__rate_interval]))', "{{instrumentation}}: {{content}}")], 12, 64, unit="ops",
             description="full: input and output recorded; partial: one of them; masked: hidden by the emitter "
             "(__REDACTED__, [Scrubbed ...]); none: not recorded."),
+        panel(19, "Shared judge budget left (all replicas, Redis)", [
+            ("min by (judge, unit, window) (evald_judge_coordination_budget_remaining)",
+             "{{judge}} {{unit}}/{{window}}")], 0, 72,
+            description="Judges with `coordination`: the limit minus what every replica was charged in the current "
+            "UTC window, as each replica last read it from Redis (min: the most recent view)."),
+        panel(20, "Shared judge governance: reservations and fallbacks", [
+            ("sum by (judge, result) (rate(evald_judge_coordination_reservations_total[$__rate_interval]))",
+             "{{judge}} {{result}}"),
+            ("sum by (judge, component, reason) (rate(evald_judge_coordination_fallbacks_total[$__rate_interval]))",
+             "fallback {{judge}} {{component}}: {{reason}}")], 12, 72, unit="ops",
+            description="A fallback is an operation governed in process at the replica's share (limit / "
+            "expected_replicas) because Redis could not be used; docs/judges.md, Shared governance."),
+        panel(21, "Redis latency p99 (shared judge governance)", [(
+            "histogram_quantile(0.99, sum by (le, judge, operation) (rate("
+            "evald_judge_coordination_redis_duration_seconds_bucket[$__rate_interval])))",
+            "{{judge}} {{operation}}")], 0, 80, unit="s"),
+        panel(22, "Redis reachability and errors (shared judge governance)", [
+            ("min by (judge) (evald_judge_coordination_up)", "up {{judge}} (min over replicas)"),
+            ("sum by (judge, reason) (rate(evald_judge_coordination_redis_errors_total[$__rate_interval]))",
+             "errors {{judge}}: {{reason}}")], 12, 80,
+            description="up 0: at least one replica governs in process; it reconnects in the background."),
     ]
     variable = {"type": "query", "datasource": DS, "refresh": 2, "includeAll": True, "multi": True,
                 "allValue": ".*", "current": {"text": "All", "value": "$__all"}}

@@ -73,7 +73,7 @@ receivers:
   otlp: {{ grpc: {{ endpoint: "127.0.0.1:{daemon.grpc_port}" }}, http: {{ endpoint: "127.0.0.1:{daemon.http_port}" }} }}
 judges:
   default: {{ provider: openai, model: gpt-4o-mini, api_key: "sk-test", base_url: "http://127.0.0.1:9/v1",
-             daily_budget_usd: 5 }}
+             daily_budget_usd: 5, coordination: {{ redis: {{ url: "redis://127.0.0.1:9/0" }} }} }}
 exporters:
   prometheus: {{ endpoint: "127.0.0.1:{daemon.metrics_port}" }}
   langfuse: {{ host: "http://127.0.0.1:9", public_key: pk, secret_key: sk }}
