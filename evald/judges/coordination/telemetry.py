@@ -8,7 +8,7 @@ from evald.telemetry import shared_instruments
 
 _BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
 #: why a call was governed in process instead of through Redis (``evald_judge_coordination_fallbacks_total``)
-FALLBACK_REASONS = ("unreachable", "timeout", "error")
+FALLBACK_REASONS = ("unreachable", "timeout", "error", "overflow")
 
 
 class CoordinationTelemetry:
