@@ -7,15 +7,13 @@ Config keys (``exporters.otlp[/name]``):
   headers                extra request headers / gRPC metadata; put secrets in ``${env:VAR}``, never logged
   tls                    ``insecure`` (plaintext when the endpoint has no scheme), ``ca_file``, ``cert_file``,
                          ``key_file`` (client certificate for mTLS; both or neither)
-  compression            ``gzip`` (default) or ``none``
+  compression            ``gzip`` (default) or ``none``; ``metrics`` / ``events``: switch either signal off
   timeout                deadline of one export attempt, the SDK exporter's own quick retries included (default 10s)
   export_interval        how often the metrics are pushed (default 15s)
   max_export_batch_size  events per export request (default 512)
-  sending_queue, retry_on_failure   the shared sending helper's blocks for the events (evald/exporters/sending.py),
-                         the same keys and semantics as the langfuse and kafka exporters (``max_queue_size`` is a
-                         deprecated alias of ``sending_queue.queue_size``; ``schedule_delay`` is ignored)
+  sending_queue, retry_on_failure   the events' sending helper (evald/exporters/sending.py), as for langfuse and
+                         kafka (deprecated: ``max_queue_size`` = ``sending_queue.queue_size``; ``schedule_delay``)
   max_attribute_sets     distinct metric attribute sets kept (default 2000); beyond it ``__overflow__`` (counted)
-  metrics / events       switch either signal off
 
 What is sent (docs/exporters.md): the histogram ``evald.evaluation.score`` (unit ``1``, buckets 0.1 .. 1.0), the
 counter ``evald.evaluation.count`` (``evald.outcome`` = pass, fail, skipped, error), with exemplars carrying the
@@ -28,10 +26,9 @@ Failure semantics: events go through the shared sending helper (queue -> retry w
 acknowledgement until the collector accepted it or it was dropped and counted; a full queue makes the pipeline wait
 (``sending_queue.block_on_overflow``, default) or drops as ``queue_full``; a collector that is down or refuses is
 retried until ``retry_on_failure.max_elapsed_time`` (``retries_exhausted``); ``sending_queue.storage`` keeps the
-queue on disk across restarts. Counters: ``evald_exporter_sent_scores_total`` / ``..._dropped_scores_total`` /
-``..._queue_size`` / ``..._retries_total``, counted in events. Metrics are cumulative aggregates pushed every
-``export_interval`` by the SDK's periodic reader: a failed push loses nothing (the next push carries the running
-totals), so they need no queue and hold no acknowledgement. ``shutdown(timeout)`` sends the queued events and
+queue on disk across restarts. Counters (``evald_exporter_*``) count events. Metrics are cumulative aggregates pushed
+every ``export_interval`` by the SDK's periodic reader: a failed push loses nothing (the next push carries the
+running totals), so they need no queue and hold no acknowledgement. ``shutdown(timeout)`` sends the queued events and
 flushes the metrics in parallel within the deadline, then shuts both down; SDK calls run on daemon threads, so a
 collector that does not answer can never delay shutdown past the caller's deadline.
 """

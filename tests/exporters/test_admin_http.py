@@ -60,12 +60,13 @@ async def test_metrics_serves_self_metrics_and_scores(client: httpx.AsyncClient)
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
     families = {f.name: f for f in text_string_to_metric_families(response.text)}
-    assert {"evald_receiver_accepted_spans", "evald_evaluations", "evald_score", "evald_pass_rate"} <= set(families)
+    expected = {"evald_receiver_accepted_spans", "evald_evaluations", "evald_score", "evald_pass_rate_ratio"}
+    assert expected <= set(families)
     samples = {(s.name, tuple(sorted(s.labels.items()))): s.value for f in families.values() for s in f.samples}
     labels = (("dimension", "correctness"), ("metric", "contains"), ("model", "gpt-4o-mini"), ("scope", "trace"),
               ("service_name", "geo"))
     assert samples[("evald_score_count", labels)] == 1
-    assert samples[("evald_pass_rate", labels)] == 1.0
+    assert samples[("evald_pass_rate_ratio", labels)] == 1.0
     assert samples[("evald_evaluations_total", tuple(sorted((*labels, ("outcome", "pass")))))] == 1
     assert "4bf92f3577b34da6a3ce929d0e0e4736" not in response.text
 
@@ -77,7 +78,7 @@ async def test_metrics_honours_openmetrics_accept_header(client: httpx.AsyncClie
     assert response.headers["content-type"].startswith("application/openmetrics-text; version=1.0.0")
     assert response.text.endswith("# EOF\n")
     names = {f.name for f in parse_openmetrics(response.text)}
-    assert {"evald_evaluations", "evald_score", "evald_pass_rate", "evald_exporter_series_overflow"} <= names
+    assert {"evald_evaluations", "evald_score", "evald_pass_rate_ratio", "evald_exporter_series_overflow"} <= names
 
 
 async def test_metrics_gzip_when_accepted(client: httpx.AsyncClient) -> None:

@@ -113,8 +113,8 @@ def test_scores_arrive_in_prometheus_from_real_sdk_exporters(tmp_path: Path) -> 
         assert value(text, "evald_evaluations_total", metric="json_valid", outcome="fail", scope="llm_call") == 2
         # the score histogram and the rolling pass-rate gauge
         assert value(text, "evald_score_count", metric="error_free", dimension="performance") == 6
-        assert value(text, "evald_pass_rate", metric="contains", service_name="geo-grpc") == 1.0
-        assert value(text, "evald_pass_rate", metric="contains", service_name="geo-http") == 0.0
+        assert value(text, "evald_pass_rate_ratio", metric="contains", service_name="geo-grpc") == 1.0
+        assert value(text, "evald_pass_rate_ratio", metric="contains", service_name="geo-http") == 0.0
         # no trace id ever becomes a label value
         assert "trace_id" not in text
         assert daemon.stop() == 0

@@ -76,11 +76,11 @@ scrape_configs:
         deadline = time.monotonic() + 30
         rates: list[dict[str, object]] = []
         while time.monotonic() < deadline:
-            rates = query(url, 'evald_pass_rate{metric="contains", service_name="geo-http"}')
+            rates = query(url, 'evald_pass_rate_ratio{metric="contains", service_name="geo-http"}')
             if rates:
                 break
             time.sleep(0.5)
-        assert rates, "Prometheus never stored evald_pass_rate"
+        assert rates, "Prometheus never stored evald_pass_rate_ratio"
         (series,) = rates
         assert series["metric"]["job"] == "evald" and series["metric"]["scope"] == "trace"  # type: ignore[index]
         assert float(series["value"][1]) == 1.0  # type: ignore[index]
