@@ -241,9 +241,10 @@ class WindowedStage:
         if score is None:
             self._dropped.labels(metric.name, "not_applicable").inc(len(runs))
             return
-        metadata = {**score.metadata, "group": group_key(latest, cast(GroupOptions, metric.options)),
-                    "runs": len(runs), "trace_ids": [r.case.trace_id for r in runs]}
-        score = new_score(score.name, score.value, score.threshold, score.reason, metadata, score.dimension)
+        key = group_key(latest, cast(GroupOptions, metric.options))
+        metadata = {**score.metadata, "group": key, "runs": len(runs), "trace_ids": [r.case.trace_id for r in runs]}
+        reason = f"group of {len(runs)} runs: {score.reason}"
+        score = new_score(score.name, score.value, score.threshold, reason, metadata, score.dimension)
         out.append(self._scored_case(latest, score))
 
     def _scored_case(self, case: EvalCase, score: Score) -> ScoredCase:
@@ -288,6 +289,7 @@ class WindowedStage:
                     continue
                 metadata = {**score.metadata, "run_level": True, "service_name": key[0], "model": key[1],
                             "window_cases": size}
-                out.append(self._scored_case(case, new_score(score.name, score.value, score.threshold, score.reason,
+                reason = f"run-level, window {key[0] or '-'}/{key[1] or '-'} of {size} cases: {score.reason}"
+                out.append(self._scored_case(case, new_score(score.name, score.value, score.threshold, reason,
                                                              metadata, score.dimension)))
         return out

@@ -18,9 +18,13 @@ def test_replay_scores_the_group_and_the_windows(tmp_path: Path) -> None:
     paths = write_runs(tmp_path)
     result = asyncio.run(replay(paths, parse_config(CONFIG, environ={})))
     by_metric: dict[str, list[tuple[str, float, dict[str, object]]]] = {}
+    reasons: dict[str, str] = {}
     for record in result.scored:
         for score in record.scores:
             by_metric.setdefault(score.name, []).append((record.trace_id, score.value, dict(score.metadata)))
+            reasons[score.name] = score.reason or ""
+    assert reasons["outcome_consistency"].startswith("group of 4 runs: ")
+    assert reasons["calibration"].startswith("run-level, window probe/gpt-4o-mini of 4 cases: ")
     assert [v for _, v, _ in by_metric["contains"]].count(1.0) == 3
     assert len(by_metric["canary_quality"]) == len(RUNS)  # the composite, once per case
     for kind in ("outcome_consistency", "prompt_robustness"):
