@@ -64,8 +64,33 @@ or a string used as is). The ConfigMap holds it; NOTES.txt checks it for the key
 {{- else if kindIs "string" .Values.config }}
 {{- .Values.config }}
 {{- else }}
-{{- toYaml (required "values: config (evald's configuration) is required" .Values.config) }}
+{{- $config := deepCopy (required "values: config (evald's configuration) is required" .Values.config) }}
+{{- $redis := dig "judgeCoordination" "redis" dict .Values.AsMap }}
+{{- if and $redis.url (kindIs "map" (dig "judges" nil $config)) }}
+{{- range $name, $judge := $config.judges }}
+{{- if and (kindIs "map" $judge) (not (hasKey $judge "coordination")) }}
+{{- $_ := set $judge "coordination" (include "evald.judgeCoordination" $ | fromYaml) }}
 {{- end }}
+{{- end }}
+{{- end }}
+{{- toYaml $config }}
+{{- end }}
+{{- end }}
+
+{{/*
+What values.judgeCoordination injects into each judge of `config` (docs/judges.md, Shared governance).
+*/}}
+{{- define "evald.judgeCoordination" -}}
+{{- $c := .Values.judgeCoordination }}
+{{- $most := .Values.autoscaling.enabled | ternary .Values.autoscaling.maxReplicas .Values.replicaCount }}
+redis:
+  url: ${env:EVALD_REDIS_URL}
+  key_prefix: {{ $c.redis.keyPrefix | default (include "evald.fullname" .) | quote }}
+  timeout: {{ $c.redis.timeout | default "250ms" | quote }}
+  {{- if $c.redis.existingSecret }}
+  password: ${env:EVALD_REDIS_PASSWORD}
+  {{- end }}
+expected_replicas: {{ $c.expectedReplicas | default $most | int }}
 {{- end }}
 
 {{/*
