@@ -3,7 +3,7 @@
 Top-level keys read like an OpenTelemetry Collector config: ``receivers``, ``assembly``, ``sampling``,
 ``metrics``, ``goldens``, ``conversations``, ``pipeline``, ``exporters``, ``pipelines`` (which exporters receive
 which scores; evald/exporters/routing.py), ``telemetry``, ``judges`` (evald/judges/), ``role`` and ``ingest``
-(evald/ingest/).
+(evald/ingest/), ``explorer`` (evald/explorer/).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pydantic import Field, ModelWrapValidatorHandler, model_validator
 
 from evald.assembly.window import AssemblyConfig
 from evald.config.base import ComponentConfig, Endpoint
+from evald.explorer.config import ExplorerConfig
 from evald.exporters.routing import ExportPipelineConfig, checking_exporter_ids
 from evald.ingest.forwarder import IngestConfig
 from evald.judges.config import JudgeConfig, check_judge_deadlines
@@ -75,6 +76,9 @@ class EvaldConfig(ComponentConfig):
     )
     ingest: IngestConfig | None = Field(
         None, description="Kafka producer of the ingest role (evald/ingest/forwarder.py); unused by other roles."
+    )
+    explorer: ExplorerConfig = Field(
+        ExplorerConfig(), description="Recent evaluations at /debug/evaluations on the admin port (docs/explorer.md)."
     )
 
     @model_validator(mode="after")

@@ -110,7 +110,7 @@ def render_markdown() -> str:
         "## Top level",
         "",
     ]
-    for name in ("assembly", "sampling", "goldens", "conversations", "pipeline", "telemetry"):
+    for name in ("assembly", "sampling", "goldens", "conversations", "pipeline", "telemetry", "explorer"):
         model = _submodel(EvaldConfig.model_fields[name].annotation)
         assert model is not None
         lines += _section(f"`{name}`", model, f"{name}.")

@@ -18,6 +18,9 @@ headers and idle keep-alive connections are closed, a response the client does n
 ``write_timeout``, at most ``max_connections`` (default 64) are open (the oldest idle one makes room, else 503),
 and running out of file descriptors pauses accepting with one rate-limited WARNING instead of a traceback per
 ``accept()``. ``limits`` (a ``ListenerLimitsConfig``) overrides the defaults.
+
+``routes`` registers more routes on the app (the evaluation explorer, evald/explorer/server.py); ``core=False``
+serves only those (the explorer's own ``explorer.endpoint``), under the listener name ``name``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
 
 from aiohttp import web
 from prometheus_client.exposition import choose_encoder
@@ -42,7 +46,9 @@ ADMIN_MAX_CONNECTIONS = 64
 
 class AdminHttpServer:
     def __init__(self, endpoint: str, telemetry: Telemetry, *, host_override: str | None = None,
-                 limits: ListenerLimitsConfig | None = None) -> None:
+                 limits: ListenerLimitsConfig | None = None,
+                 routes: Callable[[web.Application], None] | None = None, core: bool = True,
+                 name: str = "admin") -> None:
         host, port = split_endpoint(endpoint)
         self.host = host_override if host_override is not None else host
         self.port = port
@@ -51,13 +57,19 @@ class AdminHttpServer:
         self.limits = limits or ListenerLimitsConfig()
         self._runner: web.AppRunner | None = None
         self._closed = False
-        self._listener = ListenerState("admin", self.limits, telemetry, ADMIN_MAX_CONNECTIONS)
+        self._routes = routes
+        self._core = core
+        self._name = name
+        self._listener = ListenerState(name, self.limits, telemetry, ADMIN_MAX_CONNECTIONS)
 
     def _app(self) -> web.Application:
         app = web.Application(middlewares=[guard_middleware(self._listener)])
-        app.router.add_get("/metrics", self._metrics)
-        app.router.add_get("/healthz", self._healthz)
-        app.router.add_get("/readyz", self._readyz)
+        if self._core:
+            app.router.add_get("/metrics", self._metrics)
+            app.router.add_get("/healthz", self._healthz)
+            app.router.add_get("/readyz", self._readyz)
+        if self._routes is not None:
+            self._routes(app)
         return app
 
     async def start(self) -> None:
@@ -74,7 +86,8 @@ class AdminHttpServer:
         self._runner = runner
         addresses = runner.addresses
         self.bound_port = int(addresses[0][1]) if addresses else self.port
-        logger.info("admin http listening on %s:%s", self.host, self.bound_port, extra={"component": "admin_http"})
+        logger.info("%s http listening on %s:%s", self._name, self.host, self.bound_port,
+                    extra={"component": "admin_http"})
 
     async def shutdown(self, timeout: float) -> None:
         if self._closed:

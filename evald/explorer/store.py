@@ -1,0 +1,199 @@
+"""The explorer's bounded memory: recent evaluations and not-evaluable traces, failing evaluations kept longest.
+
+Two rings in arrival order, ``failing`` (a case with a failed score) and ``other`` (passing, skipped, errored,
+not evaluable). Both together hold at most ``max_items`` entries and ``max_bytes`` (estimated record size). When
+an insert passes a bound, the oldest ``other`` entry goes first while the failing ring is within its share
+(``failing_share`` of both bounds), else the oldest failing one; so a burst of passing cases never pushes out the
+failures an on-call engineer is looking for, and failures never take more than their share while others arrive.
+Evictions are counted by ring and bound (``evicted``); an entry larger than ``max_bytes`` alone is not kept
+(``evicted[(ring, "too_large")]``).
+
+The pipeline exports a case's fast scores and its judged scores in two batches (``split_judged``): a record for
+a case already kept (same trace id, span id and scope) is merged into it (scores by name) and moves to the newest
+position. Entries keep the ``ScoredCase`` itself (immutable, shared with the exporters; nothing is copied);
+redaction and rendering happen when a page or the API reads one (evald/explorer/views.py).
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any, Literal
+
+from evald.interfaces import NotEvaluable
+from evald.model import ScoredCase
+
+Ring = Literal["failing", "other"]
+Outcome = Literal["pass", "fail", "skipped", "error", "not_evaluable"]
+OUTCOMES: tuple[Outcome, ...] = ("pass", "fail", "skipped", "error", "not_evaluable")
+#: Fixed overhead counted per entry and per object in it (the dict, the dataclass, the index)
+_ENTRY_OVERHEAD = 512
+_OBJECT_OVERHEAD = 56
+
+
+@dataclass(slots=True)
+class Entry:
+    """One kept record: a scored case (``scored``) or a not-evaluable trace (``not_evaluable``)."""
+
+    id: int
+    received: float  # unix seconds
+    trace_id: str
+    span_id: str | None
+    scope: str
+    service: str | None
+    model: str | None
+    scored: ScoredCase | None = None
+    not_evaluable: NotEvaluable | None = None
+    size: int = 0
+    outcomes: dict[str, Outcome] = field(default_factory=dict)  # metric -> outcome
+    seq: int = 0  # insertion order (a merged record moves to the newest position)
+
+    @property
+    def failing(self) -> bool:
+        return "fail" in self.outcomes.values()
+
+    @property
+    def ring(self) -> Ring:
+        return "failing" if self.failing else "other"
+
+    @property
+    def key(self) -> tuple[str, str | None, str]:
+        return (self.trace_id, self.span_id, self.scope)
+
+
+def outcomes_of(scored: ScoredCase) -> dict[str, Outcome]:
+    out: dict[str, Outcome] = {}
+    for name, _ in scored.skipped:
+        out[name] = "skipped"
+    for name, _ in scored.errors:
+        out[name] = "error"
+    for score in scored.scores:
+        out[score.name] = "pass" if score.passed else "fail"
+    return out
+
+
+def approx_size(value: Any, depth: int = 0) -> int:
+    """A cheap estimate of what ``value`` takes in memory (strings by length, containers by their items)."""
+    if isinstance(value, str | bytes):
+        return _OBJECT_OVERHEAD + len(value)
+    if value is None or isinstance(value, bool | int | float) or depth > 12:
+        return 16
+    if isinstance(value, Mapping):
+        return _OBJECT_OVERHEAD + sum(approx_size(k, depth + 1) + approx_size(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list | tuple | set | frozenset):
+        return _OBJECT_OVERHEAD + sum(approx_size(v, depth + 1) for v in value)
+    if is_dataclass(value):
+        return _OBJECT_OVERHEAD + sum(approx_size(getattr(value, f.name, None), depth + 1) for f in fields(value))
+    return _OBJECT_OVERHEAD + len(str(value))
+
+
+def _merge(old: ScoredCase, new: ScoredCase) -> ScoredCase:
+    names = {s.name for s in new.scores}
+    scores = (*[s for s in old.scores if s.name not in names], *new.scores)
+    done = names | {n for n, _ in new.errors}
+    skipped = tuple(x for x in (*old.skipped, *new.skipped) if x[0] not in done)
+    errors = tuple(x for x in (*old.errors, *new.errors) if x[0] not in names)
+    return ScoredCase(case=new.case, scores=scores, skipped=_unique(skipped), errors=_unique(errors),
+                      metric_dimensions={**old.metric_dimensions, **new.metric_dimensions})
+
+
+def _unique(pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    return tuple({name: (name, reason) for name, reason in pairs}.values())
+
+
+class EvaluationStore:
+    def __init__(self, max_items: int, max_bytes: int, failing_share: float) -> None:
+        self.max_items = max_items
+        self.max_bytes = max_bytes
+        self.failing_share = failing_share
+        self._rings: dict[Ring, OrderedDict[int, Entry]] = {"failing": OrderedDict(), "other": OrderedDict()}
+        self._bytes: dict[Ring, int] = {"failing": 0, "other": 0}
+        self._by_key: dict[tuple[str, str | None, str], Entry] = {}
+        self._next_id = 1
+        self.evicted: Counter[tuple[Ring, str]] = Counter()
+        self.added = 0
+
+    def __len__(self) -> int:
+        return len(self._rings["failing"]) + len(self._rings["other"])
+
+    @property
+    def bytes(self) -> int:
+        return self._bytes["failing"] + self._bytes["other"]
+
+    def add_scored(self, scored: ScoredCase, now: float | None = None) -> Entry | None:
+        case = scored.case
+        key = (case.trace_id, case.span_id, case.scope)
+        previous = self._by_key.get(key)
+        entry_id = self._next_id
+        if previous is not None and previous.scored is not None:
+            self._remove(previous)
+            scored = _merge(previous.scored, scored)
+            entry_id = previous.id
+        entry = Entry(entry_id, time.time() if now is None else now, case.trace_id, case.span_id, case.scope,
+                      case.service_name, case.model, scored=scored, outcomes=outcomes_of(scored))
+        entry.size = _ENTRY_OVERHEAD + approx_size(scored)
+        return self._insert(entry)
+
+    def add_not_evaluable(self, trace_id: str, item: NotEvaluable, service: str | None,
+                          now: float | None = None) -> Entry | None:
+        entry = Entry(self._next_id, time.time() if now is None else now, trace_id, item.span_id, item.scope,
+                      service, None, not_evaluable=item, outcomes={})
+        entry.size = _ENTRY_OVERHEAD + approx_size(item)
+        return self._insert(entry)
+
+    def get(self, entry_id: int) -> Entry | None:
+        return self._rings["failing"].get(entry_id) or self._rings["other"].get(entry_id)
+
+    def entries(self) -> Iterator[Entry]:
+        """Newest first, both rings merged by arrival."""
+        return heapq.merge(reversed(self._rings["failing"].values()), reversed(self._rings["other"].values()),
+                           key=lambda e: e.seq, reverse=True)
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "items": len(self), "bytes": self.bytes, "max_items": self.max_items, "max_bytes": self.max_bytes,
+            "failing_items": len(self._rings["failing"]), "failing_bytes": self._bytes["failing"],
+            "added": self.added,
+            "evicted": [{"ring": ring, "reason": reason, "count": n}
+                        for (ring, reason), n in sorted(self.evicted.items())],
+        }
+
+    def _insert(self, entry: Entry) -> Entry | None:
+        ring = entry.ring
+        if entry.size > self.max_bytes:
+            self.evicted[(ring, "too_large")] += 1
+            return None
+        if entry.id == self._next_id:
+            self._next_id += 1
+        self._rings[ring][entry.id] = entry
+        self._bytes[ring] += entry.size
+        if entry.scored is not None:
+            self._by_key[entry.key] = entry
+        self.added += 1
+        entry.seq = self.added
+        while len(self) > self.max_items:
+            self._evict("count")
+        while self.bytes > self.max_bytes:
+            self._evict("bytes")
+        return entry if self.get(entry.id) is entry else None
+
+    def _evict(self, reason: str) -> None:
+        failing = self._rings["failing"]
+        over_share = (len(failing) > self.max_items * self.failing_share
+                      or self._bytes["failing"] > self.max_bytes * self.failing_share)
+        ring: Ring = "failing" if (over_share or not self._rings["other"]) and failing else "other"
+        _, victim = self._rings[ring].popitem(last=False)
+        self._bytes[ring] -= victim.size
+        self.evicted[(ring, reason)] += 1
+        if self._by_key.get(victim.key) is victim:
+            del self._by_key[victim.key]
+
+    def _remove(self, entry: Entry) -> None:
+        ring = entry.ring
+        if self._rings[ring].pop(entry.id, None) is not None:
+            self._bytes[ring] -= entry.size
+        if self._by_key.get(entry.key) is entry:
+            del self._by_key[entry.key]

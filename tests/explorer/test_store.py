@@ -1,0 +1,76 @@
+"""EvaluationStore: bounds by count and by bytes, failing evaluations kept longest, split records merged."""
+
+from __future__ import annotations
+
+from evald.case import EvalCase, Score
+from evald.explorer.store import EvaluationStore, approx_size
+from evald.interfaces import NotEvaluable
+from evald.model import ScoredCase
+
+
+def scored(i: int, passed: bool, text: str = "", name: str = "contains") -> ScoredCase:
+    case = EvalCase(input=text, output=text, trace_id=f"{i:032x}", span_id=f"{i:016x}", service_name="svc")
+    return ScoredCase(case, (Score(name, 1.0 if passed else 0.0, 0.5),))
+
+
+def ids(store: EvaluationStore) -> list[int]:
+    return [e.id for e in store.entries()]
+
+
+def test_count_bound_evicts_passing_before_failing() -> None:
+    store = EvaluationStore(max_items=10, max_bytes=10**9, failing_share=0.5)
+    failing = [store.add_scored(scored(i, False)) for i in range(3)]
+    for i in range(3, 40):
+        store.add_scored(scored(i, True))
+    assert len(store) == 10
+    kept = {e.trace_id for e in store.entries()}
+    assert {e.trace_id for e in failing if e} <= kept  # the three failures outlived 37 passing cases
+    assert store.evicted[("other", "count")] == 30 and store.evicted[("failing", "count")] == 0
+    assert ids(store) == sorted(ids(store), reverse=True)  # newest first
+
+
+def test_failing_cases_beyond_their_share_are_evicted_oldest_first() -> None:
+    store = EvaluationStore(max_items=10, max_bytes=10**9, failing_share=0.5)
+    for i in range(4):
+        store.add_scored(scored(i, True))
+    for i in range(4, 20):
+        store.add_scored(scored(i, False))
+    failing = [e for e in store.entries() if e.failing]
+    # passing ones are evicted while the failures are within their share; then the oldest failures go
+    assert len(store) == 10
+    assert [int(e.trace_id, 16) for e in failing] == list(range(19, 19 - len(failing), -1))
+    assert store.evicted[("failing", "count")] == 16 - len(failing)
+
+
+def test_byte_bound() -> None:
+    text = "x" * 10_000
+    one = approx_size(scored(0, True, text))
+    store = EvaluationStore(max_items=1000, max_bytes=one * 5, failing_share=0.5)
+    store.add_scored(scored(0, False, text))
+    for i in range(1, 30):
+        store.add_scored(scored(i, True, text))
+    assert store.bytes <= store.max_bytes
+    assert 3 <= len(store) < 5
+    assert "0" * 32 in {e.trace_id for e in store.entries()}  # the failing one is still there
+    assert store.evicted[("other", "bytes")] >= 25
+    too_big = store.add_scored(scored(99, True, "y" * one * 6))
+    assert too_big is None and store.evicted[("other", "too_large")] == 1
+
+
+def test_split_records_merge_into_one_entry() -> None:
+    store = EvaluationStore(max_items=10, max_bytes=10**9, failing_share=0.5)
+    first = store.add_scored(ScoredCase(scored(1, True).case, (Score("contains", 1.0, 0.5),),
+                                        skipped=(("faithfulness", "pending"),)))
+    store.add_scored(scored(2, True))
+    merged = store.add_scored(scored(1, False, name="faithfulness"))
+    assert first is not None and merged is not None and merged.id == first.id
+    assert len(store) == 2
+    assert merged.outcomes == {"contains": "pass", "faithfulness": "fail"}
+    assert merged.failing and ids(store)[0] == first.id  # moved to the newest position, in the failing ring
+
+
+def test_not_evaluable_entries() -> None:
+    store = EvaluationStore(max_items=10, max_bytes=10**9, failing_share=0.5)
+    entry = store.add_not_evaluable("ab" * 16, NotEvaluable("no_output", "openinference", "no output.value"), "svc")
+    assert entry is not None and not entry.failing and entry.outcomes == {}
+    assert store.stats()["items"] == 1
