@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -88,11 +88,23 @@ class GroupMetric(BaseMetric):
     uses_outcome: ClassVar[bool] = False
     Options: ClassVar[type[ComponentConfig]] = GroupOptions
 
+    #: True when the class implements ``a_measure_group`` (e.g. a judge comparing the runs): the windowed stage
+    #: awaits it in a task of its own, under the metric timeout (set automatically)
+    group_is_async: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.group_is_async = cls.a_measure_group is not GroupMetric.a_measure_group
+
     def measure(self, eval_case: EvalCase) -> Score | None:
         return None  # scored over a group by the windowed stage, never per case
 
     def measure_group(self, runs: Sequence[Run]) -> Score | None:
         raise NotImplementedError
+
+    async def a_measure_group(self, runs: Sequence[Run]) -> Score | None:
+        """Score a group asynchronously; the default runs ``measure_group()``."""
+        return self.measure_group(runs)
 
 
 class WindowOptions(OutcomeOptions):

@@ -1,33 +1,30 @@
 """The windowed stage: scores metrics over more than one case (groups, sliding windows, composites) from the
 scored cases the pipeline exports.
 
-The pipeline gives it every multi-case binding (``GroupMetric``, ``WindowMetric``, ``CompositeMetric`` kinds; the
-scorer never runs them), copies the attributes they read onto each case before it is queued (``annotate``), and
-hands it every batch of scored cases just before the exporters (``observe``): what it returns (group scores,
-composites) is exported with the batch, like any other scored case. On shutdown (and at the end of ``evald
+The pipeline gives it every multi-case binding (the scorer never runs them), copies the attributes they read onto
+each case before it is queued (``annotate``), and hands it every batch of scored cases just before the exporters
+(``observe``): what it returns (group scores, composites) is exported with the batch. An asynchronous group metric
+is awaited in a task and exported when done (evald/windowed/judged.py). On shutdown (and at the end of ``evald
 replay``) ``flush`` returns each sliding window's current value as a run-level result.
 
 Planning: a consumer waits on a case until every metric it reads (a composite's weighted metrics, an
 ``outcome_metric``, a ``confidence_metric``) that is planned for the case has reported (a score, a skip or an
 error, in any part: a judged case's scores arrive after its cheap ones), like a ``when:`` condition; a metric not
-planned for the case counts as absent at once. Composites are fed before the others, so a composite can be an
-outcome or a confidence, and a composite can weight an earlier composite. A metric named by a consumer that no
-``metrics:`` entry configures is a configuration error (``ValueError`` when the pipeline is built), except the
-default weights of a preset (``remediation_quality_index``), which weight those of its metrics that are configured.
+planned for the case counts as absent at once. Composites are fed first, so a composite can be an outcome or a
+confidence, or weight an earlier composite. Unknown names are refused at config load (evald/windowed/references.py)
+and again here (``ValueError``), except a preset's default weights, which weight those configured.
 
-Config: the multi-case kinds are ``metrics:`` entries like any other (their options: docs/metrics.md,
-"Multi-case metrics"); bounds of the stage itself: ``max_pending`` cases waiting (10000; beyond, the oldest is
-dropped) and ``pending_age`` (600 s; a case waiting longer is dropped, e.g. a judged part lost at shutdown).
+Config: the multi-case kinds are ``metrics:`` entries (docs/multi-case-metrics.md); the stage's own bounds:
+``max_pending`` cases waiting (10000; beyond, the oldest is dropped) and ``pending_age`` (600 s).
 
-Failure semantics: nothing here raises into the pipeline: a metric that raises is counted
-(``evald_windowed_dropped_total{reason="error"}``) and logged at a limited rate; every case a metric leaves out
-is counted by reason (``no_group_key``, ``no_outcome``, ``no_confidence``, ``group_expired``, ``group_evicted``,
-``pending_expired``, ``pending_evicted``, ``not_applicable``). Self-metrics: ``evald_windowed_scores_total{metric}``,
+Failure semantics: nothing here raises into the pipeline; a metric that raises is counted and logged at a limited
+rate; every case a metric leaves out is counted by reason (``no_group_key``, ``no_outcome``, ``no_confidence``,
+``group_expired``, ``group_evicted``, ``pending_expired``, ``pending_evicted``, ``not_applicable``, ``error``,
+``busy``, ``timeout``, ``shutdown``). Self-metrics: ``evald_windowed_scores_total{metric}``,
 ``evald_windowed_dropped_total{metric,reason}``, ``evald_window_score{metric,service_name,model}`` (unset while a
 window holds fewer than ``min_cases``), ``evald_window_cases{metric,service_name,model}``,
 ``evald_windowed_pending_cases``.
 """
-
 from __future__ import annotations
 
 import logging
@@ -56,6 +53,7 @@ from evald.pipeline.bindings import MetricBinding
 from evald.telemetry import RateLimitedLog, Telemetry
 from evald.windowed.attributes import annotate
 from evald.windowed.groups import GroupWindow, attribute_names, group_key, slim
+from evald.windowed.judged import GroupJudge
 from evald.windowed.sliding import SlidingWindows, confidence_of
 
 logger = logging.getLogger(__name__)
@@ -139,6 +137,7 @@ class WindowedStage:
                                    ["metric", "service_name", "model"], registry=r)
         self._window_cases = Gauge("evald_window_cases", "Cases in a sliding window.",
                                    ["metric", "service_name", "model"], registry=r)
+        self.judge = GroupJudge(lambda name, reason, n: self._dropped.labels(name, reason).inc(n))
         self._pending_gauge = Gauge("evald_windowed_pending_cases", "Cases waiting for results a multi-case metric "
                                     "reads.", registry=r)
 
@@ -237,15 +236,21 @@ class WindowedStage:
                           type(err).__name__, err)
 
     def _score_group(self, metric: GroupMetric, runs: list[Run], latest: EvalCase, out: list[ScoredCase]) -> None:
+        if metric.group_is_async:  # awaited in a task of its own (evald/windowed/judged.py), exported when done
+            self.judge.start(metric, runs, latest, self._group_result)
+            return
         score = metric.measure_group(runs)
         if score is None:
             self._dropped.labels(metric.name, "not_applicable").inc(len(runs))
             return
+        out.append(self._group_result(metric, runs, latest, score))
+
+    def _group_result(self, metric: GroupMetric, runs: list[Run], latest: EvalCase, score: Score) -> ScoredCase:
         key = group_key(latest, cast(GroupOptions, metric.options))
         metadata = {**score.metadata, "group": key, "runs": len(runs), "trace_ids": [r.case.trace_id for r in runs]}
         reason = f"group of {len(runs)} runs: {score.reason}"
-        score = new_score(score.name, score.value, score.threshold, reason, metadata, score.dimension)
-        out.append(self._scored_case(latest, score))
+        return self._scored_case(latest, new_score(score.name, score.value, score.threshold, reason, metadata,
+                                                   score.dimension))
 
     def _scored_case(self, case: EvalCase, score: Score) -> ScoredCase:
         self._scored.labels(score.name).inc()
