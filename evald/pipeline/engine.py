@@ -115,6 +115,8 @@ class EvaluationPipeline:
         self._queue: asyncio.Queue[Work] = CaseQueue(config.queue_size, telemetry.queue_wait.observe)
         self._stage = ScoringStage(self._queue, self._scorer, exporters, telemetry, workers=config.workers,
                                    export_timeout=config.export_timeout, split=split_judged, windowed=self._windowed)
+        if self._windowed is not None:  # asynchronous group metrics export their scores when they exist
+            self._windowed.judge.bind(self._stage.fan_out, config.metric_timeout)
         self._dropped = LabelCache(telemetry.cases_dropped)
         #: cases mapped (and counted in evald_cases_total) to which no metric applies
         self.no_metric = 0
@@ -273,7 +275,8 @@ class EvaluationPipeline:
         deadline = loop.time() + timeout
         await self.flush_conversations(timeout)
         await self._stage.stop(max(0.0, deadline - loop.time()))
-        if self._windowed is not None:  # the sliding windows' values as run-level results
+        if self._windowed is not None:  # groups still awaited, then the sliding windows' values as run-level results
+            await self._windowed.judge.drain(max(0.1, deadline - loop.time()))
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(max(0.1, deadline - loop.time())):
                     await self._stage.fan_out(self._windowed.flush())
