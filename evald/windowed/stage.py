@@ -14,8 +14,7 @@ planned for the case counts as absent at once. Composites are fed first, so a co
 confidence, or weight an earlier composite. Unknown names are refused at config load (evald/windowed/references.py)
 and again here (``ValueError``), except a preset's default weights, which weight those configured.
 
-Config: the multi-case kinds are ``metrics:`` entries (docs/multi-case-metrics.md); the stage's own bounds:
-``max_pending`` cases waiting (10000; beyond, the oldest is dropped) and ``pending_age`` (600 s).
+Config: ``metrics:`` entries (docs/multi-case-metrics.md); own bounds: ``max_pending`` (10000) and ``pending_age``.
 
 Failure semantics: nothing here raises into the pipeline; a metric that raises is counted and logged at a limited
 rate; every case a metric leaves out is counted by reason (``no_group_key``, ``no_outcome``, ``no_confidence``,
@@ -75,9 +74,7 @@ class _Pending:
 
 class _Consumer:
     def __init__(self, binding: MetricBinding, waits: set[str]) -> None:
-        self.binding = binding
-        self.name = binding.metric.name
-        self.waits = frozenset(waits)
+        self.binding, self.name, self.waits = binding, binding.metric.name, frozenset(waits)
 
 
 def _outcome(options: OutcomeOptions, entry: _Pending) -> bool | None:
@@ -122,6 +119,7 @@ class WindowedStage:
                 raise ValueError(f"metric {metric.name!r} refers to unknown metric(s): {', '.join(unknown)}")
             self._consumers.append(_Consumer(binding, waits))
         self.attribute_names = tuple(attributes)
+        self._names = frozenset(c.name for c in self._consumers)
         self._composites = frozenset(c.name for c in self._consumers if isinstance(c.binding.metric, CompositeMetric))
         self._pending: OrderedDict[tuple[str, str | None, str], _Pending] = OrderedDict()
         self._max_pending, self._pending_age, self._clock = max_pending, pending_age, clock
@@ -164,6 +162,8 @@ class WindowedStage:
         out: list[ScoredCase] = []
         now = self._clock()
         for scored in batch:
+            if scored.scores and all(s.name in self._names for s in scored.scores):
+                continue  # its own results (an asynchronous group score comes back through the fan-out)
             try:
                 self._observe_one(scored, now, out)
             except Exception as err:  # a bug here must never stop the export of the batch

@@ -12,6 +12,7 @@ from evald.case import Dimension, EvalCase, Score
 from evald.interfaces import MappingResult
 from evald.metrics.multi_case import GroupMetric as Base
 from evald.metrics.multi_case import GroupOptions, Run
+from evald.metrics.registry import get_metric_class
 from evald.model import AssembledTrace, ScoredCase
 from evald.pipeline.bindings import MetricBinding, MetricFilter
 from evald.pipeline.engine import EvaluationPipeline, PipelineConfig
@@ -49,16 +50,20 @@ class Router:
 
 
 async def run(metric: Base, timeout: float) -> tuple[list[ScoredCase], Telemetry]:
+    """Four traces of one probe through the pipeline with ``metric`` and a synchronous group metric beside it."""
     tm, exporter = Telemetry(), InMemoryExporter()
     config = PipelineConfig(workers=1, metric_timeout=timeout)
-    pipe = EvaluationPipeline(config, Router(), Sampler(1.0), [MetricBinding(metric, "all", MetricFilter())],  # type: ignore[arg-type]
-                              [exporter], tm)
+    consistency = get_metric_class("outcome_consistency")(options={"group_by": "input", "k": 2})
+    bindings = [MetricBinding(m, "all", MetricFilter()) for m in (metric, consistency)]
+    pipe = EvaluationPipeline(config, Router(), Sampler(1.0), bindings, [exporter], tm)  # type: ignore[arg-type]
     await pipe.start()
     for i in range(4):
         await pipe.on_trace(AssembledTrace(trace_id=f"{i + 1:032x}", spans=()), Completion([]))
     assert await pipe.drain(5)
     await pipe.shutdown(1)
-    return [sc for sc in exporter.cases if sc.scores], tm
+    sync = [sc for sc in exporter.cases if sc.scores and sc.scores[0].name == "outcome_consistency"]
+    assert [sc.scores[0].value for sc in sync] == [1.0, 0.5]  # its own runs only: never the async group scores
+    return [sc for sc in exporter.cases if sc.scores and sc.scores[0].name != "outcome_consistency"], tm
 
 
 def dropped(tm: Telemetry, metric: str, reason: str) -> float | None:
