@@ -5,13 +5,13 @@ call limits (``timeout``, ``max_retries``, ``retry_initial_interval``, ``max_ret
 ``requests_per_minute``, ``tokens_per_minute``, ``circuit_breaker``), hard budgets (``budget.max_cost_usd`` and
 ``budget.max_tokens``, each ``{hour, day}`` in UTC windows; ``daily_budget_usd`` is a deprecated alias of
 ``budget.max_cost_usd.day``; ``price``), the verdict ``cache``, where text may go (``redaction``,
-``allowed_base_urls``, ``never_send``) and ``coordination`` (share budgets, rate limits, cache and circuit state
-across replicas through Redis: evald/judges/coordination/config.py). Refused at load: a USD budget without a
-price for the model, both ``daily_budget_usd`` and a different ``budget.max_cost_usd.day``, an endpoint outside
-``allowed_base_urls``, and (``check_judge_deadlines``, run with the root config) a judge whose whole call can
-outlast ``pipeline.metric_timeout``: a call's deadline (``call_deadline()``) is ``timeout`` x (``max_retries`` + 1)
-plus the longest backoff between attempts, and the limiter ends every call by it, so the judge gives up, counts and
-settles before its metric does.
+``allowed_base_urls``, ``never_send``), ``batch`` (evald/judges/batching.py) and ``coordination`` (share budgets,
+rate limits, cache and circuit state across replicas through Redis: evald/judges/coordination/config.py). Refused at
+load: a USD budget without a price for the model, both ``daily_budget_usd`` and a different
+``budget.max_cost_usd.day``, an endpoint outside ``allowed_base_urls``, and (``check_judge_deadlines``, run with the
+root config) a judge whose whole call can outlast ``pipeline.metric_timeout``: a call's deadline
+(``call_deadline()``) is ``timeout`` x (``max_retries`` + 1) plus the longest backoff between attempts, and the
+limiter ends every call by it, so the judge gives up, counts and settles before its metric does.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from pydantic import Field, SecretStr, model_validator
 from evald.config.base import ComponentConfig, Duration
 from evald.config.patterns import Regex
 from evald.detection.detectors import PII_TYPES, Locale, PiiType
+from evald.judges.batching import BatchConfig
 from evald.judges.coordination.config import CoordinationConfig
 from evald.outcomes import safe_url
 from evald.pricing import ModelPrice, find_price, shipped_prices
@@ -140,6 +141,9 @@ class JudgeConfig(ComponentConfig):
     price: ModelPrice | None = Field(None, description="USD per 1M tokens; default: the shipped price table.")
     circuit_breaker: CircuitBreakerConfig = Field(CircuitBreakerConfig(), description="Fail fast after failures.")
     redaction: RedactionConfig = Field(RedactionConfig(), description="What is replaced before a prompt leaves.")
+    batch: BatchConfig = Field(
+        BatchConfig(), description="Ask the judged metrics of one case in one call (docs/judges.md, Batched judging)."
+    )
     coordination: CoordinationConfig | None = Field(
         None, description="Share budgets, rate limits, verdict cache and circuit state with every replica through "
         "Redis (docs/judges.md, Shared governance); None = per process."

@@ -1,7 +1,8 @@
 """A named judge: the one call path of every judged metric.
 
 Order: ``never_send`` (a case of a listed service is not sent at all: counted ``never_send``, the metric is
-skipped with that reason) -> redaction -> verdict cache (``cache``; identical requests share one call) -> the
+skipped with that reason) -> redaction -> verdict cache (``cache``; identical requests share one call) -> with
+``batch``, the case's other judged metrics on this judge join the same call (evald/judges/batching.py) -> the
 delimited prompt -> the provider, asked for the verdict's JSON schema (native structured output), through the
 limiter -> strict parsing of the verdict.
 """
@@ -13,6 +14,7 @@ import json
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
+from evald.judges.batching import Batcher
 from evald.judges.cache import VerdictCache, cache_key
 from evald.judges.config import JudgeConfig
 from evald.judges.limiter import JudgeLimiter, JudgeSkipped
@@ -59,26 +61,34 @@ class Judge:
         self.cache = cache if cache is not None else VerdictCache(config.cache) if config.cache.enabled else None
         if cache is None and self.cache is not None and self.limiter.coordination is not None:
             self.cache = self.limiter.coordination.shared_cache(config.cache)  # shared by every replica
+        self.batcher = Batcher(name, config, self.limiter, self._call, telemetry.registry) if (
+            config.batch.enabled) else None
         self._never_send = frozenset(config.never_send.service_names)
 
     async def evaluate(
         self, task: str, data: Sequence[tuple[str, str]], fields: Sequence[VerdictField], *,
-        metric: str = "", service: str | None = None,
+        metric: str = "", service: str | None = None, batch_key: object = None,
     ) -> Verdict:
         """Judge ``data`` ((label, untrusted text) pairs) for ``task``. ``metric`` (``kind@version``) keys the
-        cache; ``service`` is the case's ``service.name``. Raises ``JudgeSkipped`` when the call is deliberately
+        cache; ``service`` is the case's ``service.name``; ``batch_key`` (the case's identity) lets a batching judge ask
+        it with the case's other metrics. Raises ``JudgeSkipped`` when the call is deliberately
         not made, ``JudgeError`` when it gave no verdict."""
         if service is not None and service in self._never_send:
             self._tm.requests.labels(self.name, "never_send").inc()
             raise JudgeSkipped(self.name, "never_send", f"service {service!r} is in never_send; nothing sent")
         session = self.redactor.session()
         redacted = [(label, session.redact(text)) for label, text in data]
+        batcher = self.batcher if batch_key is not None else None
         if self.cache is None:
+            if batcher is not None:
+                return await batcher.ask(batch_key, task, redacted, fields)
             return await self._call(task, redacted, fields)
         key = cache_key(metric, self.config.model, _template(task, tuple(fields)), redacted)
 
         def miss() -> Awaitable[Verdict]:
             self._tm.cache_requests.labels(self.name, "miss").inc()
+            if batcher is not None:
+                return batcher.ask(batch_key, task, redacted, fields)
             return self._call(task, redacted, fields)
 
         verdict, hit = await self.cache.get_or_call(key, miss)
@@ -95,5 +105,7 @@ class Judge:
         )
 
     async def aclose(self) -> None:
+        if self.batcher is not None:
+            await self.batcher.aclose()
         await self.limiter.aclose()
         await self.provider.aclose()

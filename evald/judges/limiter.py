@@ -135,11 +135,15 @@ class JudgeLimiter:
         worst = self.worst_case(prompt)
         return self.cost_usd(worst.input_tokens, worst.output_tokens)
 
-    async def call(self, prompt: str, send: Callable[[], Awaitable[Completion]], parse: Callable[[str], T]) -> T:
+    async def call(self, prompt: str, send: Callable[[], Awaitable[Completion]], parse: Callable[[str], T], *,
+                   output_tokens: int | None = None) -> T:
         """Run ``send`` (one provider request for ``prompt``, the whole text sent, the verdict schema included)
         under every limit, then
-        ``parse`` its text; a ``ValueError`` from ``parse`` is a counted ``malformed`` outcome (not retried)."""
+        ``parse`` its text; a ``ValueError`` from ``parse`` is a counted ``malformed`` outcome (not retried).
+        ``output_tokens``: the request's own ``max_tokens`` when it is not ``max_output_tokens`` (a batch)."""
         worst = self.worst_case(prompt)
+        if output_tokens is not None:
+            worst = Charge(worst.input_tokens, output_tokens)
         try:
             reservation = await self._reserve(worst)
         except BudgetExhausted as refused:

@@ -37,7 +37,8 @@ async def ask_judge(
     the case's service for ``never_send``. Raises ``JudgeSkipped`` (a ``MetricSkipped``: budget_exhausted,
     circuit_open, never_send) or ``JudgeError`` (an error outcome)."""
     return await get_judge(judge_name).evaluate(
-        task, data, fields, metric=f"{metric.kind}@{metric.version}", service=eval_case.service_name
+        task, data, fields, metric=f"{metric.kind}@{metric.version}", service=eval_case.service_name,
+        batch_key=id(eval_case),  # a batching judge asks the case's judged metrics in one call
     )
 
 
