@@ -1,7 +1,8 @@
 """Builds the component graph from a resolved config and runs its lifecycle.
 
 Start order (exporters first, receivers last, as in the Collector): exporters -> admin HTTP (health, /metrics)
--> workers -> assembly window -> receivers. Stop order is the reverse, within ``pipeline.shutdown_timeout``
+-> workers -> assembly window -> (the OTLP receivers' write-ahead logs opened and an earlier process's rows replayed
+into the window, evald/receivers/wal.py) -> receivers. Stop order is the reverse, within ``pipeline.shutdown_timeout``
 (``T``): receivers stop accepting (at most 2 s); the window releases what it holds to the pipeline and the
 pipeline drains until ``T`` minus a reserve (``T/5`` within [1 s, 2 s], at most ``T/2``); what is left then is
 dropped and counted by reason (evald/pipeline/engine.py); exporters flush and close in the reserve, which also
@@ -39,6 +40,8 @@ from evald.pipeline.conversations import ConversationTracker
 from evald.pipeline.engine import EvaluationPipeline
 from evald.pipeline.goldens import ReferenceResolver
 from evald.pipeline.sampling import Sampler
+from evald.receivers.wal import ReceiverWal
+from evald.receivers.wal_replay import replay_wal
 from evald.telemetry import Telemetry
 
 logger = logging.getLogger(__name__)
@@ -129,6 +132,9 @@ class EvaldService:
             await self.admin.start()
         await self.pipeline.start()
         await self.window.start(self.pipeline.on_trace)
+        for wal in self._wals():  # an OTLP receiver's write-ahead log: an earlier process's requests first
+            await wal.open()
+            await replay_wal(wal, self.window, lambda: self._stop.is_set())
         for receiver in self.receivers:
             await receiver.start(self.window)
             health.components[f"receiver:{receiver.id}"] = True
@@ -210,19 +216,41 @@ class EvaldService:
         def draining() -> float:
             return max(0.0, remaining() - reserve)
 
+        wals = self._wals()  # rows stop being deleted just before a deadline that drops: the next start replays them
+        freeze = _freeze_before(wals, draining())
         await _safely(self.window.shutdown(self.pipeline.on_trace, draining()), "assembly window")
         await _safely(self.pipeline.shutdown(draining()), "pipeline")
+        freeze.cancel()
         await _safely(asyncio.wait_for(close_judges(), timeout=min(2.0, max(0.1, remaining()))), "judges")
         budget = max(0.1, remaining())  # exporters flush concurrently, so one slow exporter cannot starve the others
+        freeze = _freeze_before(wals, budget)
         await asyncio.gather(*(_safely(asyncio.wait_for(e.shutdown(budget), budget + 0.5), f"exporter {e.id}")
                                for e in self.exporters))
+        freeze.cancel()
+        for wal in wals:
+            await _safely(wal.close(), f"receiver WAL {wal.receiver_id}")
+
+    def _wals(self) -> list[ReceiverWal]:
+        """The receivers' write-ahead logs (receivers.otlp.wal), each once (both transports share one)."""
+        return list({id(w): w for r in self.receivers if (w := getattr(r, "wal", None)) is not None}.values())
 
 
 #: Part of ``pipeline.shutdown_timeout`` kept for the exporters to flush and close and for the process to exit.
 _RESERVE_MIN, _RESERVE_MAX, _RESERVE_SHARE = 1.0, 2.0, 0.2
+#: A receiver's write-ahead log stops deleting rows this long before a shutdown deadline (evald/receivers/wal.py).
+_WAL_FREEZE = 0.05
 #: When the shutdown dropped anything, /metrics keeps answering with the final counters this long after the totals
 #: are logged.
 _FINAL_SCRAPE = 0.25
+
+
+def _freeze_before(wals: list[ReceiverWal], seconds: float) -> asyncio.TimerHandle:
+    """Freeze the logs ``_WAL_FREEZE`` before a shutdown deadline at which what is left is dropped (and counted)."""
+    def freeze() -> None:
+        for wal in wals:
+            wal.freeze()
+
+    return asyncio.get_running_loop().call_later(max(0.0, seconds - _WAL_FREEZE), freeze)
 
 
 async def _safely(awaitable: Any, what: str) -> None:

@@ -66,6 +66,11 @@ class IngestService(EvaldService):
         for component_id, cfg in config.receivers.items():
             if component_type(component_id) == "otlp":
                 self.receivers.extend(RECEIVER_FACTORIES["otlp"].create(cfg, self.telemetry, component_id))
+        for receiver in self.receivers:  # answered once Kafka acknowledged: a receiver WAL would add nothing
+            if getattr(receiver, "wal", None) is not None:
+                logger.warning("role ingest: %s: `wal` is not used (a request is answered once the broker has it)",
+                               receiver.id)
+                setattr(receiver, "wal", None)  # noqa: B010 - the OTLP receivers' attribute (Source has none)
         self.admin = None
         if with_admin:
             from evald.exporters.admin_http import AdminHttpServer

@@ -13,10 +13,11 @@ OTLP request raises ``MalformedRequest``.
 Counted on ``telemetry``: ``evald_receiver_accepted_spans_total`` / ``..._log_records_total``;
 ``evald_receiver_refused_*_total{reason}`` with reason ``invalid_id`` / ``no_trace_id`` (left out by
 conversion), ``undecodable`` (an item that cannot be decoded alone, e.g. nested too deep: salvage.py),
-``consumer_rejected`` (the window refused them, e.g. trace too large), ``queue_full``, ``not_durable``,
-``permanent_error``, ``internal_error``; ``evald_receiver_requests_total{outcome}`` with ``success``,
-``partial_success``, ``queue_full``, ``not_durable``, ``invalid_argument``, ``too_large``, ``unsupported``,
-``incomplete``, ``read_timeout`` (HTTP), ``internal_error`` (and ``wrong_protocol``: wrong_protocol.py).
+``consumer_rejected`` (the window refused them, e.g. trace too large), ``queue_full``, ``wal_full``,
+``not_durable``, ``permanent_error``, ``internal_error``; ``evald_receiver_requests_total{outcome}`` with
+``success``, ``partial_success``, ``queue_full``, ``wal_full``, ``not_durable``, ``invalid_argument``, ``too_large``,
+``unsupported``, ``incomplete``, ``read_timeout`` (HTTP), ``internal_error`` (and ``wrong_protocol``:
+wrong_protocol.py).
 
 Durability: when the consumer's ``ConsumeResult.durable`` is set (the ingest role's Kafka producer),
 ``ingest_body`` answers only after it completes; if it fails with ``QueueFullError`` the request fails the same
@@ -26,6 +27,11 @@ Failure semantics: ``QueueFullError`` and ``PermanentError`` from the consumer p
 maps them to UNAVAILABLE+RetryInfo / 503 and INVALID_ARGUMENT / 400); any other exception, from the consumer or
 from decoding, is counted (``internal_error``) and raised as ``InternalError`` (INTERNAL / 500, ``kind`` names the
 original). Nothing the consumer refused is reported as accepted.
+
+Write-ahead log (``wal``, evald/receivers/wal.py, opt-in): ``ingest_body`` reserves room in the log before handing
+the batch over (a full log refuses it: ``QueueFullError``, counted ``wal_full``), gives the batch the log row's
+``Delivery`` and, once the window took it, appends the body; the answer waits for that commit (a failed write:
+``not_durable``) as for ``ConsumeResult.durable``.
 
 Refusal before decoding: once the consumer refused a batch with ``QueueFullError``, ``ingest_body`` refuses the
 transport's next requests with the same error before converting them, for at most ``REFUSAL_HOLD`` seconds (0.1 s)
@@ -41,8 +47,9 @@ surrogate from a JSON ``"\\ud800"`` escape) is backslash-escaped instead of fail
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any, Literal, TypeVar
+import dataclasses
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from google.protobuf import duration_pb2
 from google.protobuf.message import DecodeError, Message
@@ -62,6 +69,9 @@ from evald.receivers.otlp_json import parse_logs_json_salvaging, parse_traces_js
 from evald.receivers.refusal_hold import RefusalHold
 from evald.receivers.salvage import salvage_logs, salvage_traces
 from evald.telemetry import Telemetry
+
+if TYPE_CHECKING:
+    from evald.receivers.wal import ReceiverWal
 
 Signal = Literal["traces", "logs"]
 Encoding = Literal["protobuf", "json"]
@@ -188,8 +198,10 @@ def _malformed_to_request(parse: Callable[[R, bytes], R], message: R, body: byte
 
 
 class Ingestor:
-    def __init__(self, receiver_id: str, transport: str, consumer: TraceConsumer, telemetry: Telemetry) -> None:
+    def __init__(self, receiver_id: str, transport: str, consumer: TraceConsumer, telemetry: Telemetry,
+                 wal: ReceiverWal | None = None) -> None:
         self.receiver_id = receiver_id
+        self._wal = wal
         self.transport = transport
         self._consumer = consumer
         self._tm = telemetry
@@ -214,7 +226,7 @@ class Ingestor:
         except Exception as err:
             self.count_request("internal_error")
             raise InternalError(err) from err
-        result = self._hand_over(signal, converted)
+        result = self._hand_over(signal, converted, (body, encoding))
         await self._wait_durable(result, signal, len(converted.records) - _rejected(signal, result))
         return self._settle(signal, converted, result)
 
@@ -245,14 +257,39 @@ class Ingestor:
             self._refuse(signal, "internal_error", n, "internal_error")
             raise InternalError(err) from err
 
-    def _hand_over(self, signal: Signal, converted: Converted[Any]) -> ConsumeResult:
+    def _hand_over(self, signal: Signal, converted: Converted[Any],
+                   raw: tuple[bytes, Encoding] | None = None) -> ConsumeResult:
         self._count_refused(signal, converted.rejected)
         if not converted.records:
             return ConsumeResult()
         records = converted.records
+        if self._wal is not None and raw is not None:
+            return self._hand_over_logged(self._wal, signal, records, raw)
         batch = (SignalBatch(spans=records, source=self.receiver_id) if signal == "traces"
                  else SignalBatch(logs=records, source=self.receiver_id))
         return self._consume(batch, signal, len(records))
+
+    def _hand_over_logged(self, wal: ReceiverWal, signal: Signal, records: tuple[Any, ...],
+                          raw: tuple[bytes, Encoding]) -> ConsumeResult:
+        """Reserve room in the write-ahead log, hand over with the row's delivery, append the body; the result's
+        ``durable`` completes once the row is committed (and once the consumer's own ``durable`` did)."""
+        body, encoding = raw
+        try:
+            entry = wal.admit(len(body))
+        except QueueFullError as err:
+            self._refuse(signal, "wal_full", len(records), "wal_full")
+            self._hold.refused(err)
+            raise
+        batch = (SignalBatch(spans=records, delivery=entry.delivery, source=self.receiver_id) if signal == "traces"
+                 else SignalBatch(logs=records, delivery=entry.delivery, source=self.receiver_id))
+        try:
+            result = self._consume(batch, signal, len(records))
+        except BaseException:
+            wal.abandon(entry)
+            raise
+        written = wal.append(entry, signal, encoding, body)
+        durable = written if result.durable is None else asyncio.ensure_future(_both(written, result.durable))
+        return dataclasses.replace(result, durable=durable)
 
     def _settle(self, signal: Signal, converted: Converted[Any], result: ConsumeResult) -> tuple[int, str]:
         rejected = _rejected(signal, result)
@@ -294,6 +331,13 @@ class Ingestor:
         message = "; ".join(m for m in (conversion_message, result.message) if m)
         self.count_request("partial_success" if rejected or message else "success")
         return rejected, trim(message)
+
+
+async def _both(first: Awaitable[None], second: Awaitable[None]) -> None:
+    try:
+        await first
+    finally:
+        await second
 
 
 def _rejected(signal: Signal, result: ConsumeResult) -> int:

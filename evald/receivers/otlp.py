@@ -22,6 +22,7 @@ Config keys (``receivers: otlp[/<name>]:``), Collector-style::
           max_connections: 0                # 0 = auto (a share of the open-file limit)
           tls: null                         # same keys as for grpc
           auth: null
+        wal: null                           # {directory, max_megabytes, fsync}: write-ahead log, see wal.py
 
 The Collector's shape ``otlp: {protocols: {grpc: ..., http: ...}}`` is read too (evald/config/collector_shape.py:
 there only the protocols listed are served). A protocol left out (or ``otlp: {}``) is enabled with its defaults;
@@ -34,7 +35,8 @@ malformed request -> INVALID_ARGUMENT / 400; window full -> UNAVAILABLE + RetryI
 unexpected error -> INTERNAL / 500, logged (rate-limited), the server keeps serving. ``start`` raises
 ``OSError`` when the endpoint cannot be bound. With ``tls`` a client that fails the handshake is dropped by the
 server; with ``auth`` a request without an accepted token gets UNAUTHENTICATED / 401 before its body is read
-(docs/security.md). OTLP/gRPC sent to the HTTP port gets 400 naming the gRPC port, is counted as
+(docs/security.md). With ``wal`` an answered request is on disk first and a restarted evald replays what was not
+yet exported (wal.py). OTLP/gRPC sent to the HTTP port gets 400 naming the gRPC port, is counted as
 ``outcome="wrong_protocol"`` and logged once a minute (wrong_protocol.py; the reverse cannot be seen, see there).
 """
 
@@ -49,6 +51,7 @@ from evald.receivers.auth import ReceiverAuthConfig
 from evald.receivers.connection_limits import ListenerLimitsConfig
 from evald.receivers.grpc_limits import GrpcKeepaliveConfig
 from evald.receivers.tls import ServerTLSConfig
+from evald.receivers.wal import ReceiverWalConfig
 from evald.telemetry import Telemetry
 
 if TYPE_CHECKING:
@@ -97,6 +100,9 @@ class OTLPHttpConfig(ListenerLimitsConfig):
 class OTLPReceiverConfig(ComponentConfig):
     grpc: OTLPGrpcConfig | None = Field(OTLPGrpcConfig(), description="OTLP/gRPC server; `null` disables it.")
     http: OTLPHttpConfig | None = Field(OTLPHttpConfig(), description="OTLP/HTTP server; `null` disables it.")
+    wal: ReceiverWalConfig | None = Field(
+        None, description="Write-ahead log: a request is answered once it is on disk, and what was not exported yet "
+        "is replayed by the next start (kill -9 loses nothing acknowledged); `null`: none.")
 
     @model_validator(mode="after")
     def _at_least_one_protocol(self) -> OTLPReceiverConfig:
@@ -111,15 +117,21 @@ def build_otlp_receivers(
     """One ``Source`` per enabled protocol (gRPC first). Nothing binds until ``start``."""
     receivers: list[Source] = []
     grpc_port = None
+    wal = None
+    if config.wal is not None:  # one log shared by both transports; opened and replayed by the service
+        from evald.receivers.wal import ReceiverWal
+
+        wal = ReceiverWal(config.wal, component_id, telemetry)
     if config.grpc is not None:
         from evald.receivers.otlp_grpc import OTLPGrpcReceiver
 
-        grpc = OTLPGrpcReceiver(config.grpc, telemetry, component_id=component_id)
+        grpc = OTLPGrpcReceiver(config.grpc, telemetry, component_id=component_id, wal=wal)
         receivers.append(grpc)
         configured = int(config.grpc.endpoint.rpartition(":")[2])
         grpc_port = lambda: grpc.bound_port or configured  # noqa: E731 - named to gRPC senders on the HTTP port
     if config.http is not None:
         from evald.receivers.otlp_http import OTLPHttpReceiver
 
-        receivers.append(OTLPHttpReceiver(config.http, telemetry, component_id=component_id, grpc_port=grpc_port))
+        receivers.append(OTLPHttpReceiver(config.http, telemetry, component_id=component_id, grpc_port=grpc_port,
+                                          wal=wal))
     return receivers

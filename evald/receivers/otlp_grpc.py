@@ -61,6 +61,7 @@ from evald.telemetry import RateLimitedLog, Telemetry
 if TYPE_CHECKING:
     from evald.receivers.otlp import OTLPGrpcConfig
     from evald.receivers.tls import ServerTLSConfig
+    from evald.receivers.wal import ReceiverWal
 
 logger = logging.getLogger(__name__)
 _errors = RateLimitedLog(logger)
@@ -75,8 +76,10 @@ Trailers = tuple[tuple[str, str | bytes], ...]
 class OTLPGrpcReceiver:
     """A ``Source``: serves OTLP/gRPC and hands what it receives to the next consumer."""
 
-    def __init__(self, config: OTLPGrpcConfig, telemetry: Telemetry, *, component_id: str = "otlp") -> None:
+    def __init__(self, config: OTLPGrpcConfig, telemetry: Telemetry, *, component_id: str = "otlp",
+                 wal: ReceiverWal | None = None) -> None:
         self.id = f"{component_id}/grpc"
+        self.wal = wal  # the receiver's write-ahead log (wal.py), opened and replayed by the service
         self.config = config
         self.bound_port: int | None = None
         self._component_id = component_id
@@ -88,7 +91,7 @@ class OTLPGrpcReceiver:
     async def start(self, next_consumer: TraceConsumer) -> None:
         if self._server is not None or self._closed:
             return
-        self._ingestor = Ingestor(self._component_id, "grpc", next_consumer, self._telemetry)
+        self._ingestor = Ingestor(self._component_id, "grpc", next_consumer, self._telemetry, wal=self.wal)
         options: list[tuple[str, int]] = [
             ("grpc.max_receive_message_length", self.config.max_recv_msg_size_mib * _MIB),
             ("grpc.max_send_message_length", 4 * _MIB),

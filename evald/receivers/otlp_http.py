@@ -72,6 +72,7 @@ from evald.telemetry import RateLimitedLog, Telemetry
 
 if TYPE_CHECKING:
     from evald.receivers.otlp import OTLPHttpConfig
+    from evald.receivers.wal import ReceiverWal
 
 logger = logging.getLogger(__name__)
 _errors = RateLimitedLog(logger)
@@ -89,9 +90,11 @@ class OTLPHttpReceiver:
     """A ``Source``: serves OTLP/HTTP and hands what it receives to the next consumer."""
 
     def __init__(self, config: OTLPHttpConfig, telemetry: Telemetry, *, component_id: str = "otlp",
-                 grpc_port: Callable[[], int | None] | None = None) -> None:
-        """``grpc_port``: the sibling OTLP/gRPC receiver's port, named to OTLP/gRPC senders (None: gRPC is off)."""
+                 grpc_port: Callable[[], int | None] | None = None, wal: ReceiverWal | None = None) -> None:
+        """``grpc_port``: the sibling OTLP/gRPC receiver's port, named to OTLP/gRPC senders (None: gRPC is off);
+        ``wal``: the receiver's write-ahead log (wal.py), opened and replayed by the service."""
         self.id = f"{component_id}/http"
+        self.wal = wal
         self.config = config
         self.bound_port: int | None = None
         self._component_id = component_id
@@ -106,7 +109,7 @@ class OTLPHttpReceiver:
     async def start(self, next_consumer: TraceConsumer) -> None:
         if self._runner is not None or self._closed:
             return
-        self._ingestor = Ingestor(self._component_id, "http", next_consumer, self._telemetry)
+        self._ingestor = Ingestor(self._component_id, "http", next_consumer, self._telemetry, wal=self.wal)
         if self.config.auth is not None:
             self._auth = Authenticator(self.config.auth, self._telemetry, receiver=self._component_id, transport="http")
         tls = self.config.tls
