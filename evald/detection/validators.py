@@ -8,16 +8,11 @@ prefix and suffix rules. ``mask`` builds the only form of a matched value that a
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
 from collections import Counter
 from collections.abc import Callable
-
-from stdnum import iban, luhn
-from stdnum.de import idnr
-from stdnum.fr import nir
-from stdnum.it import codicefiscale
-from stdnum.us import ssn
 
 _NON_ALNUM = re.compile(r"[^0-9A-Za-z]")
 
@@ -45,6 +40,8 @@ def compact(value: str) -> str:
 
 def luhn_valid(digits: str) -> bool:
     """The Luhn (mod 10) check over a string of digits."""
+    from stdnum import luhn  # python-stdnum is imported when a candidate is checked, not at start-up (~20 ms)
+
     return digits.isdigit() and bool(luhn.is_valid(digits))
 
 
@@ -56,6 +53,8 @@ def card_number_valid(value: str) -> bool:
 
 def iban_valid(value: str) -> bool:
     """An IBAN: the country's length and format, and the ISO 7064 mod-97 check (remainder 1)."""
+    from stdnum import iban
+
     return bool(iban.is_valid(compact(value)))
 
 
@@ -64,17 +63,18 @@ def nino_valid(value: str) -> bool:
     return _NINO.fullmatch(compact(value).upper()) is not None
 
 
-def _stdnum(is_valid: Callable[[str], bool]) -> Callable[[str], bool]:
-    return lambda value: bool(is_valid(compact(value)))
+def _stdnum(module: str) -> Callable[[str], bool]:
+    """The ``is_valid`` of python-stdnum's ``module``, imported at its first use."""
+    return lambda value: bool(importlib.import_module(module).is_valid(compact(value)))
 
 
 #: locale -> (id kind, validator). Only identifiers with a check digit or strict issuing rules are listed.
 NATIONAL_ID_VALIDATORS: dict[str, tuple[str, Callable[[str], bool]]] = {
-    "us": ("us_ssn", _stdnum(ssn.is_valid)),
+    "us": ("us_ssn", _stdnum("stdnum.us.ssn")),
     "uk": ("uk_nino", nino_valid),
-    "fr": ("fr_insee_nir", _stdnum(nir.is_valid)),
-    "de": ("de_steuer_idnr", _stdnum(idnr.is_valid)),
-    "it": ("it_codice_fiscale", _stdnum(codicefiscale.is_valid)),
+    "fr": ("fr_insee_nir", _stdnum("stdnum.fr.nir")),
+    "de": ("de_steuer_idnr", _stdnum("stdnum.de.idnr")),
+    "it": ("it_codice_fiscale", _stdnum("stdnum.it.codicefiscale")),
 }
 
 
