@@ -158,6 +158,9 @@ def _run(cfg: ResolvedConfig, role: str = "all") -> int:
     from evald.service import EvaldService
 
     configure_logging(cfg.root.telemetry.logs.level, cfg.root.telemetry.logs.format)
+    from evald.receivers.connection_limits import raise_open_file_limit
+
+    raise_open_file_limit()  # as Go programs do: the listeners' auto caps follow the larger limit
     if cfg.default_metrics and role != "ingest":
         logger.info("no metrics configured: using the default metric set: %s", _kinds(cfg))
 

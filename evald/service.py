@@ -90,7 +90,7 @@ class EvaldService:
             from evald.exporters.admin_http import AdminHttpServer
 
             on_admin = self.explorer is not None and root.explorer.endpoint is None
-            self.admin = AdminHttpServer(self._admin_endpoint(), self.telemetry,
+            self.admin = AdminHttpServer(self._admin_endpoint(), self.telemetry, limits=root.telemetry.listener,
                                          routes=self.explorer.register if on_admin else None)
         bindings = build_bindings(config.metrics)
         bind_metric_info(self.exporters, metric_infos(bindings))  # metric versions and pass/fail-only metrics

@@ -24,6 +24,7 @@ from evald.pipeline.conversations import ConversationsConfig
 from evald.pipeline.engine import PipelineConfig
 from evald.pipeline.goldens import GoldensConfig
 from evald.pipeline.sampling import SamplingConfig
+from evald.receivers.connection_limits import ListenerLimitsConfig
 
 
 class LogsConfig(ComponentConfig):
@@ -37,6 +38,10 @@ class TelemetryConfig(ComponentConfig):
         None,
         description="Where /healthz, /readyz and /metrics are served; default: the prometheus exporter's endpoint "
         "(one port for everything), else 0.0.0.0:9464.",
+    )
+    listener: ListenerLimitsConfig = Field(
+        ListenerLimitsConfig(), description="Connection limits of that listener (evald/receivers/connection_limits.py"
+        "); `max_connections: 0` means 64 here.",
     )
 
 

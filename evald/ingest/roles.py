@@ -75,7 +75,8 @@ class IngestService(EvaldService):
         if with_admin:
             from evald.exporters.admin_http import AdminHttpServer
 
-            self.admin = AdminHttpServer(self._admin_endpoint(), self.telemetry)
+            self.admin = AdminHttpServer(self._admin_endpoint(), self.telemetry,
+                                         limits=config.root.telemetry.listener)
         self._stop = asyncio.Event()
         self._started = False
         self._stopped = False

@@ -29,11 +29,16 @@ Self-metrics (``listener`` is ``otlp/http`` style receiver ids or ``admin``): ``
 (``header_timeout``, ``idle_timeout``, ``write_timeout``, ``evicted``) and
 ``evald_listener_connections_refused_total{reason}`` (``max_connections``, ``fd_exhausted`` per failed accept,
 ``accept_error``). Never raises into the event loop: a callback error closes only its connection.
+
+``raise_open_file_limit()`` (called once by ``evald run`` before anything listens) raises the soft ``RLIMIT_NOFILE``
+to the hard limit, as the Go runtime does for every Go program (the Collector included), so the auto caps above are
+computed from the larger limit; it logs both values and keeps the soft limit if the kernel refuses.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import resource
 import time
 from collections import OrderedDict
@@ -45,6 +50,8 @@ from pydantic import Field
 
 from evald.config.base import ComponentConfig, Duration
 from evald.telemetry import Telemetry, shared_instruments
+
+logger = logging.getLogger(__name__)
 
 #: descriptors left for everything but the listeners (files, Kafka, judges, gRPC, logs) in the auto cap
 FD_RESERVE = 256
@@ -64,6 +71,26 @@ class ListenerLimitsConfig(ComponentConfig):
     max_connections: int = Field(
         0, ge=0, description="Open connections on this listener; beyond it the oldest idle one is closed, else 503. "
         "0 = auto: half of (RLIMIT_NOFILE - 256), 16..8192.")
+
+
+def raise_open_file_limit() -> int:
+    """Soft ``RLIMIT_NOFILE`` raised to the hard limit (module docstring); returns the soft limit now in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == soft:
+        logger.info("open-file limit (RLIMIT_NOFILE): %s (already the hard limit)", _limit(soft))
+        return soft
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ValueError, OSError) as err:
+        logger.warning("open-file limit (RLIMIT_NOFILE): %s; cannot raise it to the hard limit %s: %s", _limit(soft),
+                       _limit(hard), err)
+        return soft
+    logger.info("open-file limit (RLIMIT_NOFILE): raised from %s to the hard limit %s", _limit(soft), _limit(hard))
+    return hard
+
+
+def _limit(value: int) -> str:
+    return "unlimited" if value == resource.RLIM_INFINITY else str(value)
 
 
 def auto_max_connections(share: float = 0.5, low: int = 16, high: int = 8192) -> int:

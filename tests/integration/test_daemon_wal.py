@@ -127,5 +127,6 @@ async def test_sigkill_after_answering_200_then_restart_delivers_every_trace_exa
     assert sum(1 for s in accepted if s["name"] == "contains" and s["value"] == 1) == TRACES // 2
     assert rows(wal_dir) == 0  # delivered, so deleted
     assert "replayed" in second.log()
+    assert "open-file limit (RLIMIT_NOFILE)" in second.log()  # evald run raised (or logged) its descriptor limit
     for request in server.requests:
         sdk_validate(request.body)

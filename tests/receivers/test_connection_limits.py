@@ -249,3 +249,44 @@ async def test_over_tls_a_stalled_handshake_is_closed_and_a_slowloris_after_it_t
         stalled.close()
     finally:
         await receiver.shutdown(1.0)
+
+
+async def test_telemetry_listener_limits_reach_the_services_admin_listener() -> None:
+    from evald.config.loader import parse_config
+    from evald.service import EvaldService
+
+    config = parse_config("receivers: {}\nexporters: {}\ntelemetry:\n  endpoint: 127.0.0.1:0\n"
+                          "  listener: { read_header_timeout: 300ms, max_connections: 5 }\n")
+    service = EvaldService(config, with_receivers=False)
+    await service.admin.start()
+    try:
+        assert service.admin.limits.max_connections == 5
+        sock = await connect(service.admin.bound_port)
+        data, took = await read_until_closed(sock, 5)  # the default would wait 10 s
+        assert data == b"" and 0.2 < took < 1.5
+        sock.close()
+        assert sample(service.telemetry.registry, "evald_listener_connections_closed_total", listener="admin",
+                      reason="header_timeout") == 1
+    finally:
+        await service.admin.shutdown(1.0)
+
+
+def test_evald_raises_its_open_file_soft_limit_to_the_hard_limit() -> None:
+    import resource
+    import subprocess
+    import sys
+
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    low = min(512, hard)
+    script = ("import logging, resource, sys\n"
+              "logging.basicConfig(level=logging.INFO, stream=sys.stdout, format='%(message)s')\n"
+              f"resource.setrlimit(resource.RLIMIT_NOFILE, ({low}, {hard}))\n"
+              "from evald.receivers.connection_limits import auto_max_connections, raise_open_file_limit\n"
+              "print(raise_open_file_limit(), resource.getrlimit(resource.RLIMIT_NOFILE)[0], auto_max_connections())\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True).stdout
+    log, numbers = out.strip().splitlines()
+    returned, soft, cap = (int(x) for x in numbers.split())
+    assert returned == soft == hard
+    assert cap == max(16, min(8192, (hard - 256) // 2))
+    assert log == (f"open-file limit (RLIMIT_NOFILE): raised from {low} to the hard limit {hard}" if hard != low
+                   else f"open-file limit (RLIMIT_NOFILE): {hard} (already the hard limit)")
