@@ -3,6 +3,10 @@
 Writes deploy/grafana/dashboards/evald.json (provisioned by the Compose stack) and the identical copy the Helm chart
 ships in a ConfigMap labelled ``grafana_dashboard`` (helm/evald/dashboards/evald.json). Every query uses series evald
 exposes (tests/deploy/test_dashboard.py checks them against a live scrape).
+
+Pass-rate and outcome panels carry data links into evald's evaluation explorer (docs/explorer.md), filtered by the
+series' metric and service and the dashboard's time range; its base URL is the textbox variable ``explorer_url``
+(default ``EXPLORER_DEFAULT``, the Compose stack's admin port; the chart sets ``explorer.externalUrl``).
 """
 
 from __future__ import annotations
@@ -15,15 +19,29 @@ ROOT = Path(__file__).resolve().parents[2]
 TARGETS = (ROOT / "deploy/grafana/dashboards/evald.json", ROOT / "helm/evald/dashboards/evald.json")
 DS = {"type": "prometheus", "uid": "${datasource}"}
 SEL = 'service_name=~"$service", metric=~"$metric"'
+EXPLORER_DEFAULT = "http://localhost:9464"
+_RANGE = "since=${__from:date:iso}&until=${__to:date:iso}"
+
+
+def explorer_links(outcome: str = "fail") -> list[dict[str, Any]]:
+    """Data links from a series to the explorer, filtered by its `metric` and `service_name` labels."""
+    base = "${explorer_url}/debug/evaluations?metric=${__field.labels.metric}&service=${__field.labels.service_name}"
+    return [
+        {"title": f"{outcome.capitalize()} cases of ${{__field.labels.metric}} in the evald explorer",
+         "url": f"{base}&outcome={outcome}&{_RANGE}", "targetBlank": True},
+        {"title": "All recent evaluations of ${__field.labels.metric}", "url": f"{base}&{_RANGE}",
+         "targetBlank": True},
+    ]
 
 
 def panel(pid: int, title: str, exprs: list[tuple[str, str]], x: int, y: int, *, kind: str = "timeseries",
           unit: str = "short", w: int = 12, h: int = 8, exemplars: bool = False,
-          description: str = "") -> dict[str, Any]:
+          description: str = "", links: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    defaults: dict[str, Any] = {"unit": unit, **({"links": links} if links else {})}
     return {
         "id": pid, "type": kind, "title": title, "description": description, "datasource": DS,
         "gridPos": {"x": x, "y": y, "w": w, "h": h},
-        "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
+        "fieldConfig": {"defaults": defaults, "overrides": []},
         "options": {"legend": {"displayMode": "table", "placement": "bottom"}},
         "targets": [{"refId": chr(65 + i), "datasource": DS, "expr": expr, "legendFormat": legend,
                      "exemplar": exemplars} for i, (expr, legend) in enumerate(exprs)],
@@ -31,24 +49,29 @@ def panel(pid: int, title: str, exprs: list[tuple[str, str]], x: int, y: int, *,
 
 
 def dashboard() -> dict[str, Any]:
-    rate = "sum by (metric, dimension) (rate(evald_evaluations_total{%s, outcome=%s}[$__rate_interval]))"
+    rate = ("sum by (metric, dimension, service_name) (rate(evald_evaluations_total{%s, outcome=%s}"
+            "[$__rate_interval]))")
+    by = "sum by (metric, dimension, service_name)"
     panels = [
         panel(1, "Pass rate by metric (quality dimensions)", [(
-            f'sum by (metric, dimension) (increase(evald_evaluations_total{{{SEL}, outcome="pass", '
-            f'dimension!="safety"}}[$__range])) / sum by (metric, dimension) (increase(evald_evaluations_total'
-            f'{{{SEL}, outcome=~"pass|fail", dimension!="safety"}}[$__range]))', "{{metric}} ({{dimension}})")],
-            0, 0, unit="percentunit", description="Aggregated from the counters; safety is on its own panel."),
+            f'{by} (increase(evald_evaluations_total{{{SEL}, outcome="pass", '
+            f'dimension!="safety"}}[$__range])) / {by} (increase(evald_evaluations_total'
+            f'{{{SEL}, outcome=~"pass|fail", dimension!="safety"}}[$__range]))',
+            "{{metric}} ({{dimension}}) {{service_name}}")],
+            0, 0, unit="percentunit", links=explorer_links(),
+            description="Aggregated from the counters; safety is on its own panel. Click a series for its failing "
+            "cases in the evald explorer."),
         panel(2, "Safety pass rate (never averaged with quality)", [(
             f'evald_pass_rate_ratio{{{SEL}, dimension="safety"}}', "{{metric}} {{service_name}}")], 12, 0,
-            unit="percentunit"),
+            unit="percentunit", links=explorer_links()),
         panel(3, "Score distribution (p50 / p10) — exemplars link to traces", [
             (f'histogram_quantile(0.5, sum by (le, metric) (rate(evald_score_bucket{{{SEL}}}[$__rate_interval])))',
              "p50 {{metric}}"),
             (f'histogram_quantile(0.1, sum by (le, metric) (rate(evald_score_bucket{{{SEL}}}[$__rate_interval])))',
              "p10 {{metric}}")], 0, 8, exemplars=True),
         panel(4, "Evaluations per second by outcome", [
-            (rate % (SEL, f'"{outcome}"'), f"{{{{metric}}}} {outcome}") for outcome in ("pass", "fail", "skipped",
-                                                                                    "error")], 12, 8, unit="ops"),
+            (rate % (SEL, f'"{outcome}"'), f"{{{{metric}}}} {{{{service_name}}}} {outcome}")
+            for outcome in ("pass", "fail", "skipped", "error")], 12, 8, unit="ops", links=explorer_links()),
         panel(5, "Not evaluable (GenAI traces with no inference call)", [(
             "sum by (reason, convention) (rate(evald_cases_not_evaluable_total[$__rate_interval]))",
             "{{convention}}: {{reason}}")], 0, 16, unit="ops"),
@@ -126,6 +149,18 @@ def dashboard() -> dict[str, Any]:
             ("sum by (judge, reason) (rate(evald_judge_coordination_redis_errors_total[$__rate_interval]))",
              "errors {{judge}}: {{reason}}")], 12, 80,
             description="up 0: at least one replica governs in process; it reconnects in the background."),
+        panel(23, "Pass rate against evald's own baseline", [
+            (f"max by (metric, service_name) (evald_pass_rate_ratio{{{SEL}}})", "now {{metric}} {{service_name}}"),
+            (f"max by (metric, service_name) (evald_pass_rate_baseline_ratio{{{SEL}}})",
+             "baseline {{metric}} {{service_name}}")], 0, 88, unit="percentunit", links=explorer_links(),
+            description="The exporter's online baseline (evald_pass_rate_baseline_ratio: the pass rate over "
+            "baseline_window, default 1 day), kept by evald itself: no long Prometheus retention needed."),
+        panel(24, "Regressions flagged by evald (alert EvaldPassRateBelowBaseline)", [
+            (f"max by (metric, service_name, model) (evald_pass_rate_regression{{{SEL}}}) == 1",
+             "{{metric}} {{service_name}} {{model}}")], 12, 88, kind="table", links=explorer_links(),
+            description="Series where evald_pass_rate_regression is 1: the pass rate is more than "
+            "regression_margin below the baseline with enough evaluations in both windows. Click a row for the "
+            "failing cases."),
     ]
     variable = {"type": "query", "datasource": DS, "refresh": 2, "includeAll": True, "multi": True,
                 "allValue": ".*", "current": {"text": "All", "value": "$__all"}}
@@ -141,6 +176,9 @@ def dashboard() -> dict[str, Any]:
             {**variable, "name": "metric", "label": "metric",
              "query": {"query": "label_values(evald_evaluations_total, metric)", "refId": "metric"},
              "definition": "label_values(evald_evaluations_total, metric)"},
+            {"name": "explorer_url", "type": "textbox", "label": "evald explorer URL", "query": EXPLORER_DEFAULT,
+             "current": {"text": EXPLORER_DEFAULT, "value": EXPLORER_DEFAULT},
+             "description": "Base URL of evald's admin port (the explorer at /debug/evaluations)"},
         ]},
     }
 

@@ -35,6 +35,7 @@ RULES_HEADER = """\
 """
 ALERTS = {
     "EvaldPassRateRegression",
+    "EvaldPassRateBelowBaseline",
     "EvaldSafetyFailures",
     "EvaldReceiverRefusingSpans",
     "EvaldAssemblyDroppingSpans",

@@ -7,6 +7,11 @@ values, they are deploy/prometheus/evald-alerts.yaml's `groups` (a test compares
 {{- $runbook := .Values.prometheusRule.runbookBaseURL -}}
 {{- $by := "metric, dimension, scope, service_name, model" -}}
 {{- $pr := $r.passRate -}}
+{{- $explorer := trimSuffix "/" (.Values.explorer.externalUrl | default "") -}}
+{{- $cases := "" -}}
+{{- if $explorer -}}
+{{- $cases = printf "%s/debug/evaluations?metric={{ $labels.metric | urlquery }}&service={{ $labels.service_name | urlquery }}&outcome=fail" $explorer -}}
+{{- end -}}
 - name: evald-quality
   rules:
     {{- range $baseline := $pr.baselines }}
@@ -36,6 +41,27 @@ values, they are deploy/prometheus/evald-alerts.yaml's `groups` (a test compares
         summary: Pass rate of evald metric {{`{{ $labels.metric }}`}} ({{`{{ $labels.dimension }}`}}) dropped more than {{ $pr.margin }} below its value {{ $baseline }} ago.
         description: The {{ $pr.window }} pass rate of {{`{{ $labels.metric }}`}} (dimension {{`{{ $labels.dimension }}`}}, scope {{`{{ $labels.scope }}`}}) for service "{{`{{ $labels.service_name }}`}}", model "{{`{{ $labels.model }}`}}" is {{`{{ $value | humanizePercentage }}`}}, more than {{ $pr.margin }} below the same window {{ $baseline }} earlier, for {{ $pr.for }}.
         runbook_url: {{ $runbook }}#evaldpassrateregression
+        {{- if $cases }}
+        explorer_url: {{ $cases }}
+        {{- end }}
+    {{- end }}
+    {{- if $r.baseline.enabled }}
+    - alert: EvaldPassRateBelowBaseline
+      expr: |-
+        max by ({{ $by }}) (evald_pass_rate_ratio)
+        and on ({{ $by }})
+        max by ({{ $by }}) (evald_pass_rate_regression) == 1
+      for: {{ $r.baseline.for }}
+      labels:
+        severity: warning
+        baseline: in-daemon
+      annotations:
+        summary: Pass rate of evald metric {{`{{ $labels.metric }}`}} ({{`{{ $labels.dimension }}`}}) is below evald's own baseline.
+        description: evald flags the pass rate of {{`{{ $labels.metric }}`}} (dimension {{`{{ $labels.dimension }}`}}, scope {{`{{ $labels.scope }}`}}) for service "{{`{{ $labels.service_name }}`}}", model "{{`{{ $labels.model }}`}}", now {{`{{ $value | humanizePercentage }}`}}, as more than regression_margin below its baseline over baseline_window (evald_pass_rate_regression == 1), for {{ $r.baseline.for }}.
+        runbook_url: {{ $runbook }}#evaldpassratebelowbaseline
+        {{- if $cases }}
+        explorer_url: {{ $cases }}
+        {{- end }}
     {{- end }}
     - alert: EvaldSafetyFailures
       expr: |-
@@ -47,6 +73,9 @@ values, they are deploy/prometheus/evald-alerts.yaml's `groups` (a test compares
         summary: Safety failures of evald metric {{`{{ $labels.metric }}`}} above {{ $r.safety.failuresPerMinute }} per minute.
         description: Metric {{`{{ $labels.metric }}`}} (dimension safety) fails {{`{{ $value | printf "%.2f" }}`}} cases per minute for service "{{`{{ $labels.service_name }}`}}", model "{{`{{ $labels.model }}`}}".
         runbook_url: {{ $runbook }}#evaldsafetyfailures
+        {{- if $cases }}
+        explorer_url: {{ $cases }}
+        {{- end }}
 - name: evald-pipeline
   rules:
     - alert: EvaldReceiverRefusingSpans
