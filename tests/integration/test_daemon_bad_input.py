@@ -119,10 +119,11 @@ IDLE_CONNECTIONS = 1_100
 
 
 def start_with_nofile(daemon: Daemon, nofile: int = NOFILE, timeout: float = 20.0) -> Daemon:
-    """``evald run`` as ``Daemon.start`` does, with its open-file limit lowered to ``nofile`` (a container default)."""
+    """``evald run`` as ``Daemon.start`` does, with its open-file limit lowered to ``nofile`` (a container default),
+    soft and hard: evald raises its soft limit to the hard one at start (connection_limits.raise_open_file_limit)."""
 
     def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
 
     with daemon.log_path.open("wb") as log:
         daemon.proc = subprocess.Popen(
