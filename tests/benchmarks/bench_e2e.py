@@ -23,7 +23,9 @@ servers.
   (some captured traces have no root span, and wait for it until ``decision_wait``).
 
 Reported: spans/s for each (median of rounds), their ratio, and evald's peak RSS (VmHWM). The rounds alternate
-reference and evald so machine noise hits both alike.
+reference and evald so machine noise hits both alike. Also the CPU time each server used over its measured interval
+(utime + stime from ``/proc``), as spans per CPU second and their ratio: on a shared machine a server pinned to a
+busy core waits for it, and the CPU ratio is the steadier figure (it leaves out evald's idle settle waits).
 """
 
 from __future__ import annotations
@@ -215,15 +217,34 @@ def peak_rss_mb(pid: int) -> float:
     return int(match.group(1)) / 1024 if match else float("nan")
 
 
-def run_reference(payloads: list[bytes], spans: int, core: int, logs: list[bytes] | None = None) -> float:
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of process ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def waited_seconds(pid: int) -> float:
+    """Time the threads of process ``pid`` spent runnable but waiting for a CPU, so far, summed over its threads
+    (``schedstat``): how busy the shared core was while evald ran."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue  # a thread that ended meanwhile
+    return total / 1e9
+
+
+def run_reference(payloads: list[bytes], spans: int, core: int, logs: list[bytes] | None = None,
+                  ) -> tuple[float, float]:
     port = free_port()
     proc = subprocess.Popen(pinned(core, [sys.executable, "-c", REFERENCE_SERVER, str(port)]),
                             stdout=subprocess.DEVNULL)
     try:
         wait_port(port, proc)
-        start = time.perf_counter()
+        cpu, start = cpu_seconds(proc.pid), time.perf_counter()
         send_all(port, payloads, logs=logs)
-        return spans / (time.perf_counter() - start)
+        return spans / (time.perf_counter() - start), spans / (cpu_seconds(proc.pid) - cpu)
     finally:
         proc.terminate()
         proc.wait(10)
@@ -249,7 +270,7 @@ def mix_done(metrics_port: int, traces: int) -> bool:
 
 
 def run_evald(payloads: list[bytes], spans: int, traces: int, core: int, tmp: Path,
-              logs: list[bytes] | None = None) -> tuple[float, float]:
+              logs: list[bytes] | None = None) -> tuple[float, float, float, float]:
     grpc_port, metrics_port = free_port(), free_port()
     config = tmp / "bench.yaml"
     # the full mix holds traces whose root span was never recorded (released after decision_wait, not settle): 1 s
@@ -265,7 +286,7 @@ def run_evald(payloads: list[bytes], spans: int, traces: int, core: int, tmp: Pa
         except RuntimeError as err:
             log.flush()
             raise RuntimeError(f"{err}: {(tmp / 'evald.log').read_text()[-3000:]}") from None
-        start = time.perf_counter()
+        cpu, waited, start = cpu_seconds(proc.pid), waited_seconds(proc.pid), time.perf_counter()
         send_all(grpc_port, payloads, logs=logs)
         deadline = time.monotonic() + 600
         while not (mix_done(metrics_port, traces) if logs is not None else scored_traces(metrics_port) >= traces):
@@ -273,7 +294,8 @@ def run_evald(payloads: list[bytes], spans: int, traces: int, core: int, tmp: Pa
                 raise RuntimeError(f"evald did not score every trace: {(tmp / 'evald.log').read_text()[-3000:]}")
             time.sleep(0.05)  # probed only once the last request was answered
         elapsed = time.perf_counter() - start
-        return spans / elapsed, peak_rss_mb(proc.pid)
+        waited = (waited_seconds(proc.pid) - waited) / elapsed
+        return spans / elapsed, spans / (cpu_seconds(proc.pid) - cpu), peak_rss_mb(proc.pid), waited
     finally:
         proc.terminate()
         proc.wait(30)
@@ -299,23 +321,30 @@ def main() -> int:
           f"cpus={os.cpu_count()}")
     ref_rates: list[float] = []
     evald_rates: list[float] = []
+    cpu_ratios: list[float] = []
     rss: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         for round_no in range(1, args.rounds + 1):
-            ref = run_reference(payloads, spans, args.core, logs)
-            rate, peak = run_evald(payloads, spans, traces, args.core, Path(tmp), logs)
+            ref, ref_cpu = run_reference(payloads, spans, args.core, logs)
+            rate, rate_cpu, peak, waited = run_evald(payloads, spans, traces, args.core, Path(tmp), logs)
             ref_rates.append(ref)
             evald_rates.append(rate)
+            cpu_ratios.append(rate_cpu / ref_cpu)
             rss.append(peak)
             print(f"round {round_no}: reference {ref:,.0f} spans/s  evald {rate:,.0f} spans/s  "
-                  f"ratio {rate / ref:.3f}  evald peak RSS {peak:.0f} MB", flush=True)
+                  f"ratio {rate / ref:.3f}  evald peak RSS {peak:.0f} MB  (per CPU second: reference {ref_cpu:,.0f}, "
+                  f"evald {rate_cpu:,.0f}, ratio {rate_cpu / ref_cpu:.3f}; evald's threads waited {waited:.2f} s for a "
+                  "CPU per second)", flush=True)
     ratios = [e / r for e, r in zip(evald_rates, ref_rates, strict=True)]
     print()
     print("| | median spans/s |")
     print("| --- | ---: |")
     print(f"| bare parse-only gRPC server | {statistics.median(ref_rates):,.0f} |")
     print(f"| evald end to end (received → scored → exported) | {statistics.median(evald_rates):,.0f} |")
-    print(f"| ratio evald / reference (median of per-round ratios) | {statistics.median(ratios):.3f} |")
+    print(f"| ratio evald / reference (median of per-round ratios) | {statistics.median(ratios):.3f} "
+          f"({', '.join(f'{r:.3f}' for r in ratios)}) |")
+    print(f"| ratio of spans per CPU second (median of per-round ratios) | {statistics.median(cpu_ratios):.3f} "
+          f"({', '.join(f'{r:.3f}' for r in cpu_ratios)}) |")
     print(f"| evald peak RSS (max over rounds) | {max(rss):.0f} MB |")
     return 0
 
