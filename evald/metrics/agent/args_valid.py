@@ -6,10 +6,12 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Self, cast
 
+from jsonschema.protocols import Validator
 from pydantic import Field, model_validator
 
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
+from evald.metrics.agent.arg_schemas import compile_schemas, schema_problems
 from evald.metrics.agent.trajectory import (
     ArgsPolicy,
     ArgumentRule,
@@ -81,11 +83,21 @@ class ArgsValidMetric(BaseMetric):
     lists the allowed values. A bad policy (unknown key, wrong type, invalid regex, `min` above `max`) is a
     config error that names the key. Arguments the policy does not mention are allowed.
 
-    A call is checked when its tool is in the policy (with `strict: true`, every call: one to an unknown tool
-    is a violation) and, if `tools` is set, its name matches one of those globs. Value = valid checked calls /
-    checked calls, and 1.0 when nothing is checked: the metric applies to every case, an empty trajectory
-    included. Each problem is one violation `{rule, tool, index, argument, value, constraint, message}` with
-    `rule` one of `unknown_tool`, `arguments_not_object`, `required`, `type`, `min`, `max`, `pattern`, `enum`.
+    Assay's v2.0 policy files load unchanged (evald/metrics/agent/arg_schemas.py): `schemas:` maps a tool name
+    to the JSON Schema of its arguments (validated with `jsonschema`; the draft is the schema's `$schema`, else
+    2020-12; shared definitions under `schemas.$defs`, referenced as `#/schemas/$defs/...`; remote `$ref`s are
+    refused at load), `tools: {allow: [...], deny: [...]}` filters tools by glob, and
+    `enforcement.unconstrained_tools: deny` makes a call to a tool with neither a schema nor an argument policy a
+    violation (`warn`, the default, and `allow` let it pass). `limits` and `signatures` are accepted and unused.
+    A tool may have both an argument policy and a schema: both apply.
+
+    A call is checked when its tool has a policy or a schema, breaks the allow/deny filter, or is unconstrained
+    under `strict: true` or `unconstrained_tools: deny`, and, if `tools` is set, its name matches one of those
+    globs. Value = valid checked calls / checked calls, and 1.0 when nothing is checked: the metric applies to
+    every case, an empty trajectory included. Each problem is one violation `{rule, tool, index, argument, value,
+    constraint, message}` with `rule` one of `unknown_tool`, `tool_denied`, `tool_not_allowed`,
+    `arguments_not_object`, `required`, `type`, `min`, `max`, `pattern`, `enum`, `schema` (one per JSON Schema
+    error: `argument` is the error's path, absent for the whole object; `constraint` is `<keyword>: <value>`).
     """
 
     kind: ClassVar[str] = "args_valid"
@@ -96,23 +108,34 @@ class ArgsValidMetric(BaseMetric):
     needs: ClassVar[tuple[str, ...]] = ("tool_calls", "tool_arguments")
     Options: ClassVar[type[ComponentConfig]] = ArgsValidOptions
 
+    def setup(self) -> None:
+        self._schemas = compile_schemas(cast(ArgsValidOptions, self.options).effective_policy().schemas)
+
     def measure(self, eval_case: EvalCase) -> Score | None:
         opts = cast(ArgsValidOptions, self.options)
         policy = opts.effective_policy()
+        deny = policy.enforcement.unconstrained_tools == "deny"
         violations: list[dict[str, Any]] = []
         checked = valid = 0
         for index, call in enumerate(eval_case.tool_calls):
             if opts.tools and not matches_any(call.name, opts.tools):
                 continue
-            tool_policy = policy.tools.get(call.name)
-            if tool_policy is None and not opts.strict:
-                continue
-            checked += 1
-            if tool_policy is None:
+            tool_policy, schema = policy.tools.get(call.name), self._schemas.get(call.name)
+            problems = _filter_violations(call.name, index, policy)
+            if tool_policy is None and schema is None and not problems:
+                if not (opts.strict or deny):
+                    continue
                 problems = [violation("unknown_tool", f"{call.name} (index {index}): tool is not defined in the "
-                                      "policy (strict)", tool=call.name, index=index, constraint="strict")]
-            else:
-                problems = _call_violations(call.name, index, tool_policy, arguments_of(call), call.arguments)
+                                      "policy (" + ("strict" if opts.strict else "unconstrained_tools: deny") + ")",
+                                      tool=call.name, index=index,
+                                      constraint="strict" if opts.strict else "unconstrained_tools: deny")]
+            if tool_policy is not None or schema is not None:
+                arguments = arguments_of(call)
+                if tool_policy is not None:
+                    problems += _call_violations(call.name, index, tool_policy, arguments, call.arguments)
+                if schema is not None:
+                    problems += _schema_violations(call.name, index, schema, arguments, call.arguments)
+            checked += 1
             valid += not problems
             violations += problems
         value = valid / checked if checked else 1.0
@@ -124,6 +147,35 @@ class ArgsValidMetric(BaseMetric):
             headline = f"{checked - valid} of {checked} checked call(s) invalid"
         return self.score(value, with_violations(headline, violations), calls_checked=checked, calls_valid=valid,
                           **violation_metadata(violations))
+
+
+def _filter_violations(tool: str, index: int, policy: ArgsPolicy) -> list[dict[str, Any]]:
+    """Assay v2.0 tool filtering: a denied tool, or one outside a defined allow list."""
+    flt = policy.tool_filter
+    if flt is None:
+        return []
+    if matches_any(tool, flt.deny):
+        return [violation("tool_denied", f"{tool} (index {index}): tool is denied by the policy", tool=tool,
+                          index=index, constraint=f"deny: {', '.join(flt.deny)}")]
+    if flt.allow is not None and not matches_any(tool, flt.allow):
+        return [violation("tool_not_allowed", f"{tool} (index {index}): tool is not in the allow list", tool=tool,
+                          index=index, constraint=f"allow: {', '.join(flt.allow)}")]
+    return []
+
+
+def _schema_violations(tool: str, index: int, schema: Validator, arguments: dict[str, Any] | None, raw: Any
+                       ) -> list[dict[str, Any]]:
+    """One ``schema`` violation per JSON Schema error (Assay's ``E_ARG_SCHEMA``)."""
+    where = f"{tool} (index {index})"
+    if arguments is None:
+        return [violation("arguments_not_object", f"{where}: arguments are not a JSON object", tool=tool,
+                          index=index, value=raw, constraint="type: object")]
+    out = []
+    for argument, value, constraint, message in schema_problems(schema, arguments):
+        fields = {"argument": argument} if argument is not None else {}
+        out.append(violation("schema", f"{where}: {argument or 'arguments'}: {message}", tool=tool, index=index,
+                             **fields, value=value, constraint=constraint))
+    return out
 
 
 def _call_violations(tool: str, index: int, policy: ToolPolicy, arguments: dict[str, Any] | None, raw: Any

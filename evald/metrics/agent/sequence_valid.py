@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
+from evald.metrics.agent.temporal_rules import AfterRule, EventuallyRule, NeverAfterRule, SequenceRule
 from evald.metrics.agent.trajectory import (
     Glob,
     GlobList,
@@ -117,16 +118,17 @@ class CountRule(ComponentConfig):
         return []
 
 
-SequenceRule = Annotated[
-    RequireRule | BeforeRule | ImmediatelyBeforeRule | BlocklistRule | AllowlistRule | CountRule,
+Rule = Annotated[
+    RequireRule | BeforeRule | ImmediatelyBeforeRule | BlocklistRule | AllowlistRule | CountRule | EventuallyRule
+    | AfterRule | NeverAfterRule | SequenceRule,
     Field(discriminator="type"),
 ]
 
 
 class SequenceValidOptions(ComponentConfig):
-    rules: list[SequenceRule] = Field(
+    rules: list[Rule] = Field(
         min_length=1, description="rules, each with a `type`: require, before, immediately_before, blocklist, "
-        "allowlist, count (see the metric's description)",
+        "allowlist, count (or max_calls), eventually, after, never_after, sequence (see the metric's description)",
     )
 
 
@@ -142,11 +144,22 @@ class SequenceValidMetric(BaseMetric):
     - `blocklist` (`tools`): no call matches. `allowlist` (`tools`): every call matches.
     - `count` (`tool`, `min`, `max`; also spelled `max_calls`): the number of matching calls is within bounds.
 
+    Assay's temporal rules (its Policy DSL v1.1; evald/metrics/agent/temporal_rules.py), for a complete trace:
+
+    - `eventually` (`tool`, `within`): a matching call among the first `within` calls.
+    - `after` (`trigger`, `then`, `within`): each `trigger` call is followed by a `then` call at most `within`
+      calls later (one violation per trigger call left without one, the trace ending first included).
+    - `never_after` (`trigger`, `forbidden`): no `forbidden` call after the first `trigger` call (each is a
+      violation; before it they are fine).
+    - `sequence` (`tools`, `strict`): the steps are called in order; a call of a later step while an earlier one
+      is expected is a violation, and with `strict: true` so is any other call between the started steps. A trace
+      calling none of the steps holds; one that starts the sequence and stops part-way fails.
+
     `first`, `then` and `tools` take one glob or a list. Rules combine with AND: value = satisfied rules /
     rules, and with the default threshold 1.0 the case passes only when every rule holds. Each violation names
     its `rule` (type) and `rule_index`, the offending `tool` and `index` where there is one, the `constraint`
-    and a message. Applies to every case; on an empty trajectory `require` and `count` with `min` fail, the
-    other rules hold.
+    and a message. Applies to every case; on an empty trajectory `require`, `count` with `min`, and `eventually`
+    fail, the other rules hold.
     """
 
     kind: ClassVar[str] = "sequence_valid"

@@ -21,6 +21,7 @@ from pydantic import BeforeValidator, Field, model_validator
 
 from evald.case import EvalCase, ToolCall
 from evald.config.base import ComponentConfig
+from evald.metrics.agent.arg_schemas import Enforcement, ToolFilter, check_schemas
 from evald.metrics.deterministic.json_values import json_equal
 from evald.metrics.options import Pattern
 
@@ -205,12 +206,41 @@ class ToolPolicy(ComponentConfig):
 
 
 class ArgsPolicy(ComponentConfig):
-    """An ``args_valid`` policy: ``tools: {<tool name>: {required: [...], arguments: {<arg>: {...}}}}``."""
+    """An ``args_valid`` policy: ``tools: {<tool name>: {required: [...], arguments: {<arg>: {...}}}}`` and/or
+    Assay's v2.0 form: ``schemas: {<tool name>: <JSON Schema>}``, ``tools: {allow: [...], deny: [...]}``,
+    ``enforcement: {unconstrained_tools: warn|deny|allow}`` (evald/metrics/agent/arg_schemas.py)."""
 
-    version: str | int | None = Field(None, description="free-form policy version")
+    version: str | int | float | None = Field(None, description="free-form policy version")
     name: str | None = Field(None, description="free-form policy name")
     description: str | None = Field(None, description="free text")
-    tools: dict[str, ToolPolicy] = Field(min_length=1, description="policy per tool name (exact names)")
+    tools: dict[str, ToolPolicy] = Field(default_factory=dict, description="policy per tool name (exact names)")
+    tool_filter: ToolFilter | None = Field(
+        None, description="Assay v2.0's `tools: {allow: [...], deny: [...]}` (globs), read from `tools` when it holds "
+        "only those keys with lists",
+    )
+    schemas: dict[str, Any] = Field(
+        default_factory=dict, description="tool name -> JSON Schema of its arguments (`$defs`: shared definitions, "
+        "referenced as `#/schemas/$defs/...`)",
+    )
+    enforcement: Enforcement = Field(default_factory=Enforcement, description="Assay v2.0 enforcement")
+    limits: dict[str, Any] | None = Field(None, description="Assay v2.0 rate limits: accepted, not used per case")
+    signatures: dict[str, Any] | None = Field(None, description="Assay v2.0 signature checks: accepted, not used")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _assay_tool_filter(cls, data: Any) -> Any:
+        tools = data.get("tools") if isinstance(data, Mapping) else None
+        if (isinstance(tools, Mapping) and tools and set(tools) <= {"allow", "deny"}
+                and all(isinstance(v, list | str) for v in tools.values())):
+            return {**{k: v for k, v in data.items() if k != "tools"}, "tool_filter": tools}
+        return data
+
+    @model_validator(mode="after")
+    def _something_to_check(self) -> Self:
+        if not self.tools and not self.schemas and self.tool_filter is None:
+            raise ValueError("a policy needs `tools` (per-tool argument policies, or allow/deny) or `schemas`")
+        check_schemas(self.schemas)
+        return self
 
 
 def _read_policy_file(value: Any) -> Any:
@@ -230,7 +260,7 @@ def _read_policy_file(value: Any) -> Any:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         raise ValueError(f"policy file {value!r} is not valid YAML{where}") from err
     if not isinstance(raw, dict):
-        raise ValueError(f"policy file {value!r} must hold a mapping with a 'tools' key")
+        raise ValueError(f"policy file {value!r} must hold a mapping with a 'tools' or 'schemas' key")
     return {**raw, "loaded_from": value}
 
 

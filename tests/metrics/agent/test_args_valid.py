@@ -139,7 +139,7 @@ def test_a_bad_policy_file_is_a_config_error_with_a_path(tmp_path: Path) -> None
 
 @pytest.mark.parametrize(("content", "message"), [
     (None, "cannot read policy file"), ("tools: [a\n", "is not valid YAML at line 2"),
-    ("- a\n", "must hold a mapping"), ("tools: {}\n", "at least 1 item"),
+    ("- a\n", "must hold a mapping"), ("tools: {}\n", "a policy needs `tools`"),
 ])
 def test_unreadable_or_malformed_policy_files(tmp_path: Path, content: str | None, message: str) -> None:
     path = tmp_path / "policy.yaml"
