@@ -26,8 +26,9 @@ _RANGE = "since=${__from:date:iso}&until=${__to:date:iso}"
 def explorer_links(outcome: str = "fail") -> list[dict[str, Any]]:
     """Data links from a series to the explorer, filtered by its `metric` and `service_name` labels."""
     base = "${explorer_url}/debug/evaluations?metric=${__field.labels.metric}&service=${__field.labels.service_name}"
+    label = "Failing" if outcome == "fail" else outcome
     return [
-        {"title": f"{outcome.capitalize()} cases of ${{__field.labels.metric}} in the evald explorer",
+        {"title": f"{label} cases of ${{__field.labels.metric}} in the evald explorer",
          "url": f"{base}&outcome={outcome}&{_RANGE}", "targetBlank": True},
         {"title": "All recent evaluations of ${__field.labels.metric}", "url": f"{base}&{_RANGE}",
          "targetBlank": True},
