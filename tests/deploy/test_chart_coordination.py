@@ -38,7 +38,7 @@ def test_the_example_lints_clean_and_injects_coordination_into_every_judge(
     assert report["errors"] == [] and [m for m in report["messages"] if m["severity"] >= 2] == []
     rendered = render(chart, EXAMPLE)
     coordination = _config(rendered)["judges"]["default"]["coordination"]
-    assert coordination == {"redis": {"url": "${env:EVALD_REDIS_URL}", "key_prefix": "evald", "timeout": "250ms",
+    assert coordination == {"redis": {"url": "${env:EVALD_REDIS_URL}", "key_prefix": "evald", "timeout": "1s",
                                       "password": "${env:EVALD_REDIS_PASSWORD}"}, "expected_replicas": 5}
     env = {e["name"]: e for e in container_of(manifests(rendered))["env"]}
     assert env["EVALD_REDIS_URL"]["value"] == "redis://evald-redis-master.observability.svc:6379/0"

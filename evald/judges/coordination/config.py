@@ -28,7 +28,11 @@ class RedisConfig(ComponentConfig):
     key_prefix: str = Field(
         "evald", min_length=1, description="Prefix of every key; replicas that share limits use the same one."
     )
-    timeout: Duration = Field(0.25, gt=0, le=10, description="Deadline of every Redis call (connect included).")
+    timeout: Duration = Field(
+        1.0, gt=0, le=10, description="Deadline of every Redis call (connect and waiting for a pooled connection "
+        "included); a call that passes it falls back to the in-process share until Redis answers a ping."
+    )
+    max_connections: int = Field(32, ge=1, le=1024, description="Connections to Redis per judge (a blocking pool).")
     tls: bool = Field(False, description="Use TLS (implied by a `rediss://` URL).")
     tls_ca_file: str | None = Field(None, description="CA bundle that signs the Redis server's certificate.")
     password: SecretStr | None = Field(None, description="Use `${env:VAR}`; never logged. Or `password_file`.")

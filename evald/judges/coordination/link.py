@@ -14,10 +14,11 @@ import asyncio
 import logging
 import ssl
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
+from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -39,18 +40,21 @@ class CoordinationDown(Exception):
 
 
 def make_client(config: CoordinationConfig) -> aioredis.Redis:
+    """A client on a bounded, blocking pool (``redis.max_connections``; waiting for a free connection is part of
+    the call's deadline), without the client-name commands redis-py sends on each new connection."""
     cfg = config.redis
     options: dict[str, Any] = {
         "socket_timeout": cfg.timeout, "socket_connect_timeout": cfg.timeout, "retry_on_timeout": False,
-        "password": cfg.resolved_password(), "health_check_interval": 0,
+        "password": cfg.resolved_password(), "health_check_interval": 0, "driver_info": None,
+        "max_connections": cfg.max_connections, "timeout": cfg.timeout,
     }
     if cfg.tls and cfg.url.startswith("redis://"):
-        options["ssl"] = True
+        options["connection_class"] = aioredis.SSLConnection
     if cfg.tls_ca_file is not None:
         options["ssl_ca_certs"] = cfg.tls_ca_file
         options["ssl_cert_reqs"] = ssl.CERT_REQUIRED
-    client: aioredis.Redis = aioredis.Redis.from_url(cfg.url, **options)
-    return client
+    pool = aioredis.BlockingConnectionPool.from_url(cfg.url, **options)
+    return aioredis.Redis(connection_pool=pool)
 
 
 class RedisLink:
@@ -66,10 +70,19 @@ class RedisLink:
         self._down_reason = "unreachable"
         self._reconnect: asyncio.Task[None] | None = None
         self.on_recovery: list[Callable[[], Awaitable[None]]] = []
+        self._scripts: dict[str, AsyncScript] = {}
         self.round_trips = 0
         self._is_up = asyncio.Event()
         self._is_up.set()
         telemetry.up.labels(judge).set(1)
+
+    def script(self, lua: str, keys: Sequence[str], args: Sequence[str | int | float]) -> Awaitable[Any]:
+        """Run a Lua script by its SHA (``EVALSHA``; loaded once, again after a Redis restart)."""
+        script = self._scripts.get(lua)
+        if script is None:
+            script = self._scripts[lua] = self.client.register_script(lua)
+        result: Awaitable[Any] = script(keys=list(keys), args=list(args))
+        return result
 
     def key(self, *parts: object) -> str:
         return ":".join([self.prefix, *(str(p) for p in parts)])

@@ -169,10 +169,9 @@ class SharedBudget:
         args: list[str | float | int] = [now, now + self._expiry, rid]
         for w in self.windows:
             args += [repr(w.limit), repr(usd if w.unit == "usd" else float(tokens)), self._ttl(w)]
-        client = self._link.client
+        keys = self._keys(periods)
         try:
-            reply = await self._link.run("budget_reserve", lambda: client.eval(_RESERVE, len(periods) * 2,
-                                                                                 *self._keys(periods), *args))
+            reply = await self._link.run("budget_reserve", lambda: self._link.script(_RESERVE, keys, args))
         except CoordinationDown as down:
             return self._reserve_locally(usd, tokens, periods, down.reason)
         status, *spent = (item.decode() if isinstance(item, bytes) else str(item) for item in reply)
@@ -217,9 +216,9 @@ class SharedBudget:
         args: list[str | int] = [reservation.rid]
         for w in self.windows:
             args += [repr(usd if w.unit == "usd" else float(tokens)), self._ttl(w)]
-        client, keys = self._link.client, self._keys(reservation.periods)
+        keys = self._keys(reservation.periods)
         try:
-            reply = await self._link.run("budget_settle", lambda: client.eval(_SETTLE, len(keys), *keys, *args))
+            reply = await self._link.run("budget_settle", lambda: self._link.script(_SETTLE, keys, args))
         except CoordinationDown as down:
             # the reservation expires by itself; the charge is added when Redis is back
             self._tm.fallbacks.labels(self._link.judge, "budget", down.reason).inc()

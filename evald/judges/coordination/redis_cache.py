@@ -95,13 +95,12 @@ class SharedVerdictCache(VerdictCache[Verdict]):
         None when Redis cannot be used or the wait ran out)."""
         token = uuid.uuid4().hex
         keys = (self._link.key("verdict", key), self._link.key("lock", key))
-        client = self._link.client
         loop = asyncio.get_running_loop()
         give_up = loop.time() + self._wait
         while True:
             try:
-                kind, raw = await self._link.run("cache_lookup", lambda: client.eval(
-                    _GET_OR_LOCK, 2, *keys, token, self._lock_ms))
+                kind, raw = await self._link.run("cache_lookup", lambda: self._link.script(
+                    _GET_OR_LOCK, keys, (token, self._lock_ms)))
             except CoordinationDown as down:
                 self._tm.fallbacks.labels(self._link.judge, "cache", down.reason).inc()
                 return None, None
@@ -119,14 +118,13 @@ class SharedVerdictCache(VerdictCache[Verdict]):
 
     async def _store(self, key: str, token: str | None, verdict: Verdict) -> None:
         keys = (self._link.key("verdict", key), self._link.key("lock", key))
-        client = self._link.client
         try:
-            await self._link.run("cache_store", lambda: client.eval(
-                _STORE, 2, *keys, token or "", _encode(verdict), self._ttl_ms))
+            await self._link.run("cache_store", lambda: self._link.script(
+                _STORE, keys, (token or "", _encode(verdict), self._ttl_ms)))
         except CoordinationDown as down:
             self._tm.fallbacks.labels(self._link.judge, "cache", down.reason).inc()
 
     async def _unlock(self, key: str, token: str) -> None:
-        client = self._link.client
         with contextlib.suppress(CoordinationDown):  # else the lock expires with the call's deadline
-            await self._link.run("cache_unlock", lambda: client.eval(_UNLOCK, 1, self._link.key("lock", key), token))
+            await self._link.run("cache_unlock", lambda: self._link.script(_UNLOCK, (self._link.key("lock", key),),
+                                                                           (token,)))

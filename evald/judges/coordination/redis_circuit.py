@@ -67,7 +67,7 @@ class SharedCircuitBreaker(CircuitBreaker):
         super().record_failure()
         ttl = int(self._reset_after) + 3600
         args = (repr(self._wall()), self._threshold, repr(self._reset_after), ttl)
-        self._report(lambda: self._link.client.eval(_FAILURE, 1, self._key, *args))
+        self._report(lambda: self._link.script(_FAILURE, (self._key,), args))
 
     def record_success(self) -> None:
         super().record_success()

@@ -52,10 +52,9 @@ class SharedRate(TokenBucket):
     async def acquire(self, amount: float = 1.0) -> None:
         amount = min(amount, self.capacity)
         args = (repr(self._interval), repr(self.capacity * self._interval), repr(amount))
-        client = self._link.client
         while True:
             try:
-                reply = await self._link.run(self._name, lambda: client.eval(_GCRA, 1, self._key, *args))
+                reply = await self._link.run(self._name, lambda: self._link.script(_GCRA, (self._key,), args))
             except CoordinationDown as down:
                 self._tm.fallbacks.labels(self._link.judge, "rate", down.reason).inc()
                 await self._local.acquire(amount)

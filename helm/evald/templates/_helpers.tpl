@@ -86,7 +86,7 @@ What values.judgeCoordination injects into each judge of `config` (docs/judges.m
 redis:
   url: ${env:EVALD_REDIS_URL}
   key_prefix: {{ $c.redis.keyPrefix | default (include "evald.fullname" .) | quote }}
-  timeout: {{ $c.redis.timeout | default "250ms" | quote }}
+  timeout: {{ $c.redis.timeout | default "1s" | quote }}
   {{- if $c.redis.existingSecret }}
   password: ${env:EVALD_REDIS_PASSWORD}
   {{- end }}

@@ -23,7 +23,7 @@ metrics: [{ kind: answer_relevancy }]
     coordination = config.root.judges["default"].coordination
     assert coordination is not None and coordination.expected_replicas == 5
     assert coordination.redis.resolved_password() == "s3cret" and "s3cret" not in repr(coordination)
-    assert coordination.redis.timeout == 0.25 and coordination.redis.key_prefix == "evald"
+    assert coordination.redis.timeout == 1.0 and coordination.redis.key_prefix == "evald"
 
 
 def test_the_password_file_is_read_without_its_newline(tmp_path: Path) -> None:
