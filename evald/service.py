@@ -32,6 +32,7 @@ from evald.config.loader import ResolvedConfig
 from evald.exporters.routing import bind_metric_info, metric_infos, route_exporters
 from evald.interfaces import Exporter, Source
 from evald.judges.registry import close_judges, install_judges
+from evald.judges.tracing import install_tracing, shutdown_tracing
 from evald.mapping.router import MapperRouter, default_mappers
 from evald.native import COMPILED_MODULES, compiled
 from evald.pipeline.accounting import shutdown_totals
@@ -111,6 +112,7 @@ class EvaldService:
         )
         self.window = TraceWindow(root.assembly, self.telemetry)
         install_judges(root.judges, self.telemetry.registry)  # what judged metrics call, each through one limiter
+        install_tracing(root.telemetry.traces)  # judge calls as spans (telemetry.traces; off by default)
         self._stop = asyncio.Event()
         self._started = False
         self._stopped = False
@@ -222,6 +224,7 @@ class EvaldService:
         await _safely(self.pipeline.shutdown(draining()), "pipeline")
         freeze.cancel()
         await _safely(asyncio.wait_for(close_judges(), timeout=min(2.0, max(0.1, remaining()))), "judges")
+        await _safely(asyncio.to_thread(shutdown_tracing, min(1.0, max(0.1, remaining()))), "judge traces")
         budget = max(0.1, remaining())  # exporters flush concurrently, so one slow exporter cannot starve the others
         freeze = _freeze_before(wals, budget)
         await asyncio.gather(*(_safely(asyncio.wait_for(e.shutdown(budget), budget + 0.5), f"exporter {e.id}")

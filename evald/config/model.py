@@ -18,6 +18,7 @@ from evald.explorer.config import ExplorerConfig
 from evald.exporters.routing import ExportPipelineConfig, checking_exporter_ids
 from evald.ingest.forwarder import IngestConfig
 from evald.judges.config import JudgeConfig, check_judge_deadlines
+from evald.judges.tracing import TracesConfig
 from evald.metrics.judged.references import check_judge_references
 from evald.pipeline.bindings import MetricSpec
 from evald.pipeline.conversations import ConversationsConfig
@@ -42,6 +43,10 @@ class TelemetryConfig(ComponentConfig):
     listener: ListenerLimitsConfig = Field(
         ListenerLimitsConfig(), description="Connection limits of that listener (evald/receivers/connection_limits.py"
         "); `max_connections: 0` means 64 here.",
+    )
+    traces: TracesConfig | None = Field(
+        None, description="Trace evald's own judge calls to this OTLP endpoint (evald/judges/tracing.py); "
+        "`null`: off.",
     )
 
 

@@ -22,6 +22,7 @@ from evald.judges.prompting import JudgePrompt, Verdict, VerdictField, build_pro
 from evald.judges.providers import JudgeProvider, make_provider
 from evald.judges.redaction import Redactor
 from evald.judges.telemetry import JudgeTelemetry
+from evald.judges.tracing import Evaluated, judged_evaluation, note_cache_hit, traced_send
 
 
 @functools.lru_cache(maxsize=256)
@@ -67,12 +68,23 @@ class Judge:
 
     async def evaluate(
         self, task: str, data: Sequence[tuple[str, str]], fields: Sequence[VerdictField], *,
-        metric: str = "", service: str | None = None, batch_key: object = None,
+        metric: str = "", service: str | None = None, batch_key: object = None, evaluated: Evaluated | None = None,
     ) -> Verdict:
         """Judge ``data`` ((label, untrusted text) pairs) for ``task``. ``metric`` (``kind@version``) keys the
         cache; ``service`` is the case's ``service.name``; ``batch_key`` (the case's identity) lets a batching judge ask
-        it with the case's other metrics. Raises ``JudgeSkipped`` when the call is deliberately
-        not made, ``JudgeError`` when it gave no verdict."""
+        it with the case's other metrics; ``evaluated`` (the case's trace id, span id, scope) links the call's span
+        to it when judge calls are traced (evald/judges/tracing.py). Raises ``JudgeSkipped`` when the call is
+        deliberately not made, ``JudgeError`` when it gave no verdict."""
+        async with judged_evaluation(self.name, self.config.model, self.config.provider, metric, evaluated) as span:
+            verdict, hit = await self._evaluate(task, data, fields, metric, service, batch_key)
+            if hit:
+                note_cache_hit(span)
+            return verdict
+
+    async def _evaluate(
+        self, task: str, data: Sequence[tuple[str, str]], fields: Sequence[VerdictField], metric: str,
+        service: str | None, batch_key: object,
+    ) -> tuple[Verdict, bool]:
         if service is not None and service in self._never_send:
             self._tm.requests.labels(self.name, "never_send").inc()
             raise JudgeSkipped(self.name, "never_send", f"service {service!r} is in never_send; nothing sent")
@@ -81,8 +93,8 @@ class Judge:
         batcher = self.batcher if batch_key is not None else None
         if self.cache is None:
             if batcher is not None:
-                return await batcher.ask(batch_key, task, redacted, fields)
-            return await self._call(task, redacted, fields)
+                return await batcher.ask(batch_key, task, redacted, fields), False
+            return await self._call(task, redacted, fields), False
         key = cache_key(metric, self.config.model, _template(task, tuple(fields)), redacted)
 
         def miss() -> Awaitable[Verdict]:
@@ -94,15 +106,14 @@ class Judge:
         verdict, hit = await self.cache.get_or_call(key, miss)
         if hit:
             self._tm.cache_requests.labels(self.name, "hit").inc()
-        return verdict
+        return verdict, hit
 
     async def _call(self, task: str, data: Sequence[tuple[str, str]], fields: Sequence[VerdictField]) -> Verdict:
         prompt = build_prompt(task, data, fields)
         schema = _schema(tuple(fields))
-        return await self.limiter.call(
-            sent_text(prompt, fields), lambda: self.provider.complete(prompt.system, prompt.user, schema),
-            lambda text: parse_verdict(text, fields),
-        )
+        send = traced_send(lambda: self.provider.complete(prompt.system, prompt.user, schema), self.config.model,
+                           self.config.provider, self.limiter.cost_usd)  # a span per attempt when traced
+        return await self.limiter.call(sent_text(prompt, fields), send, lambda text: parse_verdict(text, fields))
 
     async def aclose(self) -> None:
         if self.batcher is not None:

@@ -39,6 +39,7 @@ async def ask_judge(
     return await get_judge(judge_name).evaluate(
         task, data, fields, metric=f"{metric.kind}@{metric.version}", service=eval_case.service_name,
         batch_key=id(eval_case),  # a batching judge asks the case's judged metrics in one call
+        evaluated=(eval_case.trace_id, eval_case.span_id, eval_case.scope),  # linked from a traced judge call
     )
 
 
