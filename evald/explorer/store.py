@@ -32,6 +32,8 @@ OUTCOMES: tuple[Outcome, ...] = ("pass", "fail", "skipped", "error", "not_evalua
 #: Fixed overhead counted per entry and per object in it (the dict, the dataclass, the index)
 _ENTRY_OVERHEAD = 512
 _OBJECT_OVERHEAD = 56
+_CASE_OVERHEAD = 1024  # an EvalCase's fixed fields
+_SCORE_OVERHEAD = 256
 
 
 @dataclass(slots=True)
@@ -77,7 +79,7 @@ def outcomes_of(scored: ScoredCase) -> dict[str, Outcome]:
 
 def approx_size(value: Any, depth: int = 0) -> int:
     """A cheap estimate of what ``value`` takes in memory (strings by length, containers by their items)."""
-    if isinstance(value, str | bytes):
+    if isinstance(value, str):
         return _OBJECT_OVERHEAD + len(value)
     if value is None or isinstance(value, bool | int | float) or depth > 12:
         return 16
@@ -85,9 +87,28 @@ def approx_size(value: Any, depth: int = 0) -> int:
         return _OBJECT_OVERHEAD + sum(approx_size(k, depth + 1) + approx_size(v, depth + 1) for k, v in value.items())
     if isinstance(value, list | tuple | set | frozenset):
         return _OBJECT_OVERHEAD + sum(approx_size(v, depth + 1) for v in value)
+    if isinstance(value, bytes):
+        return _OBJECT_OVERHEAD + len(value)
     if is_dataclass(value):
         return _OBJECT_OVERHEAD + sum(approx_size(getattr(value, f.name, None), depth + 1) for f in fields(value))
     return _OBJECT_OVERHEAD + len(str(value))
+
+
+def scored_size(scored: ScoredCase) -> int:
+    """``approx_size`` of a scored case, counting the fields that can be large without walking every small one."""
+    case = scored.case
+    size = _CASE_OVERHEAD + sum(approx_size(v) for v in (case.input, case.output, case.expected, case.system_prompt))
+    size += sum(_OBJECT_OVERHEAD + len(m.content or "") + sum(approx_size(t.arguments) + approx_size(t.result)
+                                                             for t in m.tool_calls) for m in case.messages)
+    size += sum(_OBJECT_OVERHEAD + len(d.content or "") + (approx_size(d.metadata) if d.metadata else 0)
+                for d in case.context)
+    size += sum(_OBJECT_OVERHEAD + approx_size(t.arguments) + approx_size(t.result) for t in case.tool_calls)
+    if case.metadata:
+        size += approx_size(case.metadata)
+    for score in scored.scores:
+        size += _SCORE_OVERHEAD + len(score.reason or "") + (approx_size(score.metadata) if score.metadata else 0)
+    size += sum(_OBJECT_OVERHEAD + len(reason) for _, reason in (*scored.skipped, *scored.errors))
+    return size
 
 
 def _merge(old: ScoredCase, new: ScoredCase) -> ScoredCase:
@@ -134,7 +155,7 @@ class EvaluationStore:
             entry_id = previous.id
         entry = Entry(entry_id, time.time() if now is None else now, case.trace_id, case.span_id, case.scope,
                       case.service_name, case.model, scored=scored, outcomes=outcomes_of(scored))
-        entry.size = _ENTRY_OVERHEAD + approx_size(scored)
+        entry.size = _ENTRY_OVERHEAD + scored_size(scored)
         return self._insert(entry)
 
     def add_not_evaluable(self, trace_id: str, item: NotEvaluable, service: str | None,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from evald.case import EvalCase, Score
-from evald.explorer.store import EvaluationStore, approx_size
+from evald.explorer.store import EvaluationStore, scored_size
 from evald.interfaces import NotEvaluable
 from evald.model import ScoredCase
 
@@ -44,7 +44,7 @@ def test_failing_cases_beyond_their_share_are_evicted_oldest_first() -> None:
 
 def test_byte_bound() -> None:
     text = "x" * 10_000
-    one = approx_size(scored(0, True, text))
+    one = scored_size(scored(0, True, text))
     store = EvaluationStore(max_items=1000, max_bytes=one * 5, failing_share=0.5)
     store.add_scored(scored(0, False, text))
     for i in range(1, 30):
