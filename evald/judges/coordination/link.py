@@ -1,7 +1,9 @@
 """One judge's connection to the shared Redis: every call under a deadline, health, and reconnection.
 
 Failure semantics: a Redis call that fails or passes ``redis.timeout`` raises ``CoordinationDown`` (counted in
-``evald_judge_coordination_redis_errors_total{reason}``) and marks the link down; while it is down, calls fail
+``evald_judge_coordination_redis_errors_total{reason}``; the caller governs that operation in process) and marks
+the link down (a timeout only when the previous call timed out too: one late answer is more often an event loop
+busy with CPU work than a Redis that is gone); while it is down, calls fail
 fast without touching the network (the callers govern in process: their fallback), and one background task pings
 Redis with exponential backoff (0.1 s doubling to ``reconnect_max_interval``). When a ping answers, the link is up
 again (``on_recovery`` callbacks run first, e.g. the spend made during the outage is added to the shared windows),
@@ -29,6 +31,8 @@ from evald.judges.coordination.telemetry import CoordinationTelemetry
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 _FIRST_RETRY = 0.1
+#: consecutive timeouts that mark the link down (one only sends that call to the fallback)
+_TIMEOUTS_DOWN = 2
 
 
 class CoordinationDown(Exception):
@@ -72,6 +76,7 @@ class RedisLink:
         self.on_recovery: list[Callable[[], Awaitable[None]]] = []
         self._scripts: dict[str, AsyncScript] = {}
         self.round_trips = 0
+        self._timeouts = 0  # consecutive
         self._is_up = asyncio.Event()
         self._is_up.set()
         telemetry.up.labels(judge).set(1)
@@ -100,12 +105,17 @@ class RedisLink:
             async with asyncio.timeout(self._timeout):
                 result = await call()
         except (TimeoutError, RedisTimeoutError) as err:
+            self._timeouts += 1
+            if self._timeouts < _TIMEOUTS_DOWN:  # one late answer (e.g. an event loop busy with CPU work)
+                self._tm.errors.labels(self.judge, "timeout").inc()
+                raise CoordinationDown("timeout", type(err).__name__) from None
             raise self._failed("timeout", err) from None
         except (RedisConnectionError, OSError) as err:
             raise self._failed("unreachable", err) from None
         except RedisError as err:
             raise self._failed("error", err) from None
         self.round_trips += 1
+        self._timeouts = 0
         self._tm.latency.labels(self.judge, operation).observe(time.perf_counter() - started)
         return result
 
