@@ -53,16 +53,18 @@ class GroupWindow:
     def __len__(self) -> int:
         return len(self._groups)
 
-    def add(self, run: Run, now: float, key: str | None) -> list[Run] | None:
-        """Add a run to group ``key`` (``group_key`` of its whole case); the complete group's runs (oldest first)
-        when this run made it K, else None."""
+    def add(self, case: EvalCase, outcome: bool | None, now: float, key: str | None
+            ) -> list[tuple[list[Run], EvalCase]]:
+        """Add a case's run (held slim) to group ``key`` (``group_key`` of the whole case); when this run made the
+        group K: ``[(its runs, oldest first, case)]`` (the score goes on ``case``, the latest run's), else ``[]``."""
         opts = self.options
-        if self.metric.uses_outcome and run.outcome is None:
+        if self.metric.uses_outcome and outcome is None:
             self._dropped("no_outcome", 1)
-            return None
+            return []
         if key is None:
             self._dropped("no_group_key", 1)
-            return None
+            return []
+        run = Run(slim(case), {}, outcome)
         group = self._groups.get(key)
         if group is not None and now - group.started > opts.max_age:
             del self._groups[key]
@@ -75,9 +77,9 @@ class GroupWindow:
             group = self._groups[key] = _Group(now)
         group.runs.append(run)
         if len(group.runs) < opts.k:
-            return None
+            return []
         del self._groups[key]
-        return group.runs
+        return [(group.runs, case)]
 
     def sweep(self, now: float) -> None:
         """Drop the groups older than ``max_age`` (counted)."""

@@ -17,9 +17,9 @@ and again here (``ValueError``), except a preset's default weights, which weight
 Config: ``metrics:`` entries (docs/multi-case-metrics.md); own bounds: ``max_pending`` (10000) and ``pending_age``.
 
 Failure semantics: nothing here raises into the pipeline; a metric that raises is counted and logged at a limited
-rate; every case a metric leaves out is counted by reason (``no_group_key``, ``no_outcome``, ``no_confidence``,
-``group_expired``, ``group_evicted``, ``pending_expired``, ``pending_evicted``, ``not_applicable``, ``error``,
-``busy``, ``timeout``, ``shutdown``). Self-metrics: ``evald_windowed_scores_total{metric}``,
+rate; every case a metric leaves out is counted by reason (``no_group_key``, ``no_variant``, ``no_outcome``,
+``no_confidence``, ``group_expired``, ``group_evicted``, ``pending_expired``, ``pending_evicted``, ``not_applicable``,
+``error``, ``busy``, ``timeout``, ``shutdown``). Self-metrics: ``evald_windowed_scores_total{metric}``,
 ``evald_windowed_dropped_total{metric,reason}``, ``evald_window_score{metric,service_name,model}`` (unset while a
 window holds fewer than ``min_cases``), ``evald_window_cases{metric,service_name,model}``,
 ``evald_windowed_pending_cases``.
@@ -51,8 +51,9 @@ from evald.model import AssembledTrace, ScoredCase, new_scored_case
 from evald.pipeline.bindings import MetricBinding
 from evald.telemetry import RateLimitedLog, Telemetry
 from evald.windowed.attributes import annotate
-from evald.windowed.groups import GroupWindow, attribute_names, group_key, slim
+from evald.windowed.groups import GroupWindow, attribute_names, group_key
 from evald.windowed.judged import GroupJudge
+from evald.windowed.pairs import PairWindow, window_for
 from evald.windowed.sliding import SlidingWindows, confidence_of
 
 logger = logging.getLogger(__name__)
@@ -93,7 +94,7 @@ class WindowedStage:
         ordered = sorted(bindings, key=lambda b: not isinstance(b.metric, CompositeMetric))  # composites first
         names = {*known, *(b.metric.name for b in ordered)}
         self._consumers: list[_Consumer] = []
-        self._groups: dict[int, GroupWindow] = {}
+        self._groups: dict[int, GroupWindow | PairWindow] = {}
         self._windows: dict[int, SlidingWindows] = {}
         attributes: dict[str, None] = {}
         for index, binding in enumerate(ordered):
@@ -106,7 +107,7 @@ class WindowedStage:
                 opts = cast(GroupOptions, metric.options)
                 waits = {opts.outcome_metric} if metric.uses_outcome and opts.outcome_metric else set()
                 attributes.update(dict.fromkeys(attribute_names(opts)))
-                self._groups[index] = GroupWindow(metric, self._dropper(metric.name))
+                self._groups[index] = window_for(metric, self._dropper(metric.name))
             elif isinstance(metric, WindowMetric):
                 wopts = cast(WindowOptions, metric.options)
                 waits = {n for n in (wopts.outcome_metric, wopts.confidence_metric if wopts.confidence_from == "metric"
@@ -221,9 +222,8 @@ class WindowedStage:
                 window = self._groups[index]
                 outcome = _outcome(cast(OutcomeOptions, metric.options), entry) if metric.uses_outcome else None
                 key = group_key(entry.case, cast(GroupOptions, metric.options))
-                runs = window.add(Run(slim(entry.case), {}, outcome), now, key)
-                if runs is not None:
-                    self._score_group(metric, runs, entry.case, out)
+                for runs, latest in window.add(entry.case, outcome, now, key):  # K runs, or pairs (pairs.py)
+                    self._score_group(metric, runs, latest, out)
             elif isinstance(metric, WindowMetric):
                 opts = cast(WindowOptions, metric.options)
                 added = self._windows[index].add(entry.case, confidence_of(entry.case, entry.scores, opts),
