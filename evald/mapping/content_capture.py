@@ -10,8 +10,9 @@
 
 ``case.metadata["instrumentation"]`` is the id of the library that emitted the case's spans
 (:mod:`evald.mapping.instrumentations`). Both feed ``evald_content_capture_cases_total`` and the WARN naming the
-switch to set (evald/pipeline/content_diagnosis.py). Pure and cheap: the marker scan runs only for cases lacking
-content, once per trace.
+switch to set (evald/pipeline/content_diagnosis.py). A tool call whose name or id is a marker loses it (an empty
+name, no id), and so does a message's role (``unknown``), name or call id. Pure and cheap: the marker scan runs only
+for cases lacking content, once per trace.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Final
 
-from evald.case import EvalCase
+from evald.case import EvalCase, Message, ToolCall
 from evald.interfaces import MappingResult
 from evald.mapping.instrumentations import detect
-from evald.mapping.masking import marker_in
+from evald.mapping.masking import is_masked, marker_in
 from evald.model import AssembledTrace
 
 CONTENT_CAPTURE: Final = "content_capture"
@@ -39,6 +40,10 @@ def annotate(trace: AssembledTrace, result: MappingResult) -> MappingResult:
     marker: list[str | None] | None = None  # scanned lazily, once
     cases: list[EvalCase] = []
     for case in result.cases:
+        if case.tool_calls and any(_masked_call(t) for t in case.tool_calls):
+            case = replace(case, tool_calls=tuple(_unmasked(t) for t in case.tool_calls))
+        if case.messages and any(_masked_message(m) for m in case.messages):
+            case = replace(case, messages=tuple(_unmasked_message(m) for m in case.messages))
         has_input = bool(case.input)
         has_output = bool(case.output) or bool(case.tool_calls) or case.error
         if has_input and has_output:
@@ -88,3 +93,32 @@ def _complete(meta: dict[str, Any], status: str, instrumentation: str, marker: s
     meta[INSTRUMENTATION] = instrumentation
     if marker is not None:
         meta[MASK_MARKER] = marker
+
+
+def _masked_call(call: ToolCall) -> bool:
+    return is_masked(call.name) or (isinstance(call.id, str) and is_masked(call.id))
+
+
+def _unmasked(call: ToolCall) -> ToolCall:
+    """A tool call whose name or id is a masking marker (a Langfuse ``mask`` applied to every string): the marker is
+    not recorded (an empty name, no id), so no metric takes ``REDACTED`` for the tool that was called."""
+    if not _masked_call(call):
+        return call
+    return replace(call, name="" if is_masked(call.name) else call.name,
+                   id=None if isinstance(call.id, str) and is_masked(call.id) else call.id)
+
+
+def _masked_message(message: Message) -> bool:
+    return (is_masked(message.role) or (isinstance(message.name, str) and is_masked(message.name))
+            or (isinstance(message.tool_call_id, str) and is_masked(message.tool_call_id))
+            or any(_masked_call(t) for t in message.tool_calls))
+
+
+def _unmasked_message(message: Message) -> Message:
+    """A message whose role, name or call ids are markers: role ``unknown``, the others not recorded."""
+    if not _masked_message(message):
+        return message
+    return replace(message, role="unknown" if is_masked(message.role) else message.role,
+                   name=None if isinstance(message.name, str) and is_masked(message.name) else message.name,
+                   tool_call_id=None if isinstance(message.tool_call_id, str) and is_masked(message.tool_call_id)
+                   else message.tool_call_id, tool_calls=tuple(_unmasked(t) for t in message.tool_calls))

@@ -63,6 +63,13 @@ STRANDS: Final = Instrumentation(
     "strands", "Strands Agents",
     "OTEL_SEMCONV_STABILITY_OPT_IN without the gen_ai_unredacted_attributes token (or with the attributes to keep, "
     "e.g. gen_ai_unredacted_attributes=gen_ai.input.messages;gen_ai.output.*)")
+LITELLM: Final = Instrumentation(
+    "litellm", "LiteLLM's OpenTelemetry callback",
+    "litellm.turn_off_message_logging=False (and no per-request mock_response/no-log metadata)")
+OPENAI_AGENTS: Final = Instrumentation(
+    "openai-agents", "the OpenAI Agents SDK instrumentation (opentelemetry-instrumentation-openai-agents-v2)",
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only, and the Agents SDK's own "
+    "OPENAI_AGENTS_TRACE_INCLUDE_SENSITIVE_DATA=true (with it false the SDK hands no content to any instrumentation)")
 OTHER: Final = Instrumentation("other", "an unrecognised instrumentation", "its content-capture option")
 
 #: scope-name prefixes, most specific first (OpenLLMetry shares ``opentelemetry.instrumentation.`` with the
@@ -71,7 +78,7 @@ _BY_SCOPE: Final[tuple[tuple[str, Instrumentation], ...]] = (
     ("opentelemetry.instrumentation.openai_v2", OPENAI_V2),
     ("opentelemetry.util.genai", OTEL_GENAI),
     ("opentelemetry.instrumentation.google_genai", OTEL_GENAI),
-    ("opentelemetry.instrumentation.openai_agents", OTEL_GENAI),
+    ("opentelemetry.instrumentation.openai_agents", OPENAI_AGENTS),
     ("opentelemetry.instrumentation.vertexai", OTEL_GENAI),
     ("openinference.", OPENINFERENCE),
     ("pydantic-ai", PYDANTIC_AI),
@@ -81,6 +88,7 @@ _BY_SCOPE: Final[tuple[tuple[str, Instrumentation], ...]] = (
     ("anthropic", ANTHROPIC_SDK),
     ("openlit", OPENLIT),
     ("langfuse", LANGFUSE),
+    ("litellm", LITELLM),
     ("gcp.vertex.agent", GOOGLE_ADK),
     ("google.adk", GOOGLE_ADK),
     ("semantic_kernel", SEMANTIC_KERNEL),
@@ -89,7 +97,7 @@ _BY_SCOPE: Final[tuple[tuple[str, Instrumentation], ...]] = (
 )
 _BY_CONVENTION: Final = {"openllmetry": OPENLLMETRY, "openinference": OPENINFERENCE}
 KNOWN: Final = (OPENAI_V2, OTEL_GENAI, OPENLLMETRY, OPENINFERENCE, PYDANTIC_AI, LOGFIRE, ANTHROPIC_SDK, OPENLIT,
-                LANGFUSE, GOOGLE_ADK, SEMANTIC_KERNEL, STRANDS, OTHER)
+                LANGFUSE, GOOGLE_ADK, SEMANTIC_KERNEL, STRANDS, LITELLM, OPENAI_AGENTS, OTHER)
 
 
 #: detect's answers by (scope names, convention): a deployment sees a handful of combinations, and detect runs for

@@ -21,6 +21,7 @@ MARKERS: Final[frozenset[str]] = frozenset({
     "[REDACTED]", "<REDACTED>", "REDACTED", "[redacted]", "<redacted>", "redacted", "***REDACTED***",
     "[MASKED]", "<masked>", "[HIDDEN]", "<hidden>", "[FILTERED]", "[content hidden]",
     "<elided>",  # Google ADK's legacy telemetry schema with ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=false
+    "redacted-by-litellm",  # LiteLLM's turn_off_message_logging / mask_input / mask_output
 })
 #: whole-value prefixes of parametrised markers
 PREFIXES: Final[tuple[str, ...]] = (

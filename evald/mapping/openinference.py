@@ -40,6 +40,7 @@ from evald.mapping.values import as_dict, as_str
 from evald.model import AssembledTrace, SpanRecord
 
 _FRAMES: Final = frozenset({oi.CHAIN, oi.AGENT})
+_HELPER_SPAN: Final = "._prepare_chat_with_tools"  # LlamaIndex: builds the tool-call request, sends nothing
 
 
 class OpenInferenceMapper:
@@ -72,7 +73,9 @@ class OpenInferenceMapper:
                                                              "kinds: " + ",".join(kinds)),))
         warnings: list[str] = []
         calls = _read_calls(llm_spans, tree, warnings)
-        # LLM-kind spans that record no exchange at all (LlamaIndex's _prepare_chat_with_tools beside the real call)
+        # LLM-kind spans that record no exchange at all (LlamaIndex's _prepare_chat_with_tools beside the real call;
+        # by name too: with hidden content and a streamed call the real one records no more than the helper)
+        calls = [c for c in calls if not c.span.name.endswith(_HELPER_SPAN)] or calls
         calls = [c for c in calls if not _records_no_exchange(c)] or calls
         if not calls:
             return MappingResult(not_evaluable=(NotEvaluable("unreadable_inference_span", self.name),),

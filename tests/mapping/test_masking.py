@@ -68,3 +68,17 @@ def test_instrumentations_by_scope_and_convention() -> None:
     assert detect(("com.anthropic.sdk.python",), "genai_semconv").id == "anthropic-sdk"
     assert detect(("my.app",), None) is OTHER
     assert detect(("my.app",), "openinference") is OPENINFERENCE
+
+
+def test_marker_names_ids_and_roles_are_not_recorded() -> None:
+    """A Langfuse mask applied to every string turns tool names, call ids and roles into markers too."""
+    from evald.case import Message, ToolCall
+
+    sid = "0" * 15 + "1"
+    masked = case(span_id=sid, input="q", output="a", metadata={},
+                  tool_calls=(ToolCall("REDACTED", None, None, "REDACTED"), ToolCall("get_weather", id="call_1")),
+                  messages=(Message("REDACTED", None, (ToolCall("[REDACTED]"),), "__REDACTED__"), Message("user", "q")))
+    [out] = annotate(AssembledTrace(TRACE, (span("langfuse-sdk"),)), MappingResult(cases=(masked,))).cases
+    assert [(t.name, t.id) for t in out.tool_calls] == [("", None), ("get_weather", "call_1")]
+    assert [(m.role, m.tool_call_id, [t.name for t in m.tool_calls]) for m in out.messages] == [
+        ("unknown", None, [""]), ("user", None, [])]

@@ -26,7 +26,7 @@ from evald.model import ScoredCase
 from evald.replay import replay
 
 PRIVACY = Path(__file__).resolve().parents[1] / "testdata" / "privacy"
-MARKERS = ("__REDACTED__", "[Scrubbed due to", "[REDACTED]")
+MARKERS = ("__REDACTED__", "[Scrubbed due to", "[REDACTED]", '"REDACTED"', "<elided>", "redacted-by-litellm")
 CONFIG = """
 metrics:
   - { kind: error_free, scope: all }
