@@ -103,7 +103,8 @@ class Delivery:
 
     Every stage that holds work derived from the batch calls :meth:`hold` and later :meth:`release`. When the
     count returns to zero the source's ``on_done`` callback runs once: everything derived from the batch was
-    exported or deliberately dropped and counted. The Kafka source commits offsets there; OTLP ignores it.
+    exported or deliberately dropped and counted. The Kafka source commits offsets there; an OTLP receiver with a
+    write-ahead log deletes the request's row there (evald/receivers/wal.py); without one, OTLP ignores it.
     """
 
     __slots__ = ("_pending", "_on_done", "_done")
