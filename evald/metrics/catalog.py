@@ -18,7 +18,7 @@ from typing import Any
 from pydantic_core import PydanticUndefined
 
 from evald.metrics.base import BaseMetric
-from evald.metrics.registry import BUILTIN_METRICS, all_metric_classes, get_metric_class
+from evald.metrics.registry import ALIASES, BUILTIN_METRICS, all_metric_classes, get_metric_class
 
 _COLUMNS = ("kind", "family", "dimension", "default_threshold", "version", "requires", "needs", "summary")
 _HEADERS = {"default_threshold": "threshold"}
@@ -30,8 +30,13 @@ def describe(cls: type[BaseMetric]) -> dict[str, Any]:
 
 
 def list_rows() -> list[dict[str, Any]]:
-    """One JSON-ready row per registered metric (built-ins and plugins), sorted by kind."""
-    return [describe(cls) for cls in all_metric_classes()]
+    """One JSON-ready row per registered metric (built-ins and plugins) and per alias (``alias_of`` names its kind,
+    the rest is the kind's), sorted by kind."""
+    rows = [describe(cls) for cls in all_metric_classes()]
+    by_kind = {row["kind"]: row for row in rows}
+    rows += [{**by_kind[kind], "kind": alias, "alias_of": kind, "summary": f"alias of {kind}"}
+             for alias, kind in ALIASES.items() if kind in by_kind]
+    return sorted(rows, key=lambda row: str(row["kind"]))
 
 
 def render_table(rows: Sequence[dict[str, Any]]) -> str:
@@ -79,6 +84,8 @@ def render_markdown(classes: Sequence[type[BaseMetric]] | None = None) -> str:
     ]
     out += [f"| [`{c.kind}`](#{c.kind}) | {c.family} | {c.dimension.value} | {c.default_threshold:g} | "
             f"{_md(c.describe()['summary'])} |" for c in classes]
+    out += ["", "Aliases (other names of a kind, from the seed catalog; the score is named after the kind unless the",
+            "entry sets `name:`): " + ", ".join(f"`{a}` → [`{k}`](#{k})" for a, k in sorted(ALIASES.items())) + "."]
     for cls in classes:
         out += ["", *_section(cls)]
     return "\n".join(out) + "\n"

@@ -1,5 +1,6 @@
-"""Metric registry: built-ins by module path (imported lazily), plugins by the ``evald.metrics`` entry point
-group or ``kind: "package.module:Class"`` in config. An unknown kind fails with the closest known kinds.
+"""Metric registry: built-ins by module path (imported lazily), aliases of built-ins (``ALIASES``), plugins by the
+``evald.metrics`` entry point group or ``kind: "package.module:Class"`` in config. An unknown kind fails with the
+closest known kinds.
 """
 
 from __future__ import annotations
@@ -36,6 +37,20 @@ def _builtin_metrics() -> dict[str, str]:
 #: kind -> "module:Class" for every built-in metric.
 BUILTIN_METRICS: dict[str, str] = _builtin_metrics()
 
+#: Other names of built-in kinds (the seed catalog's names where an existing kind covers the same metric): ``kind:
+#: <alias>`` resolves to the kind's class, so the score is named after the kind (unless the entry sets ``name:``).
+#: ``evald list-metrics`` lists each alias with the kind it points to.
+ALIASES: dict[str, str] = {
+    "schema_validation": "json_schema",
+    "token_cost": "token_usage",
+    "embedding_similarity": "embedding_cosine",
+    "pii": "pii_leak",
+    "tool_use": "tool_use_quality",
+}
+for _alias, _kind in ALIASES.items():
+    if _alias in BUILTIN_METRICS or _kind not in BUILTIN_METRICS:
+        raise RuntimeError(f"metric alias {_alias!r} -> {_kind!r}: an alias must name no kind and point to one")
+
 ENTRY_POINT_GROUP = "evald.metrics"
 
 
@@ -60,13 +75,16 @@ def _plugin_targets() -> dict[str, str]:
 
 
 def known_kinds() -> list[str]:
-    return sorted({*BUILTIN_METRICS, *_plugin_targets()})
+    """Every kind a config may name: built-ins, plugins and aliases."""
+    return sorted({*BUILTIN_METRICS, *_plugin_targets(), *ALIASES})
 
 
 def get_metric_class(kind: str) -> type[BaseMetric]:
     """Resolve a kind: built-in, then entry point, then ``harness:<Class>`` (harness-evals), then ``module:Class``."""
     if kind in BUILTIN_METRICS:
         return _load(BUILTIN_METRICS[kind])
+    if kind in ALIASES:
+        return _load(BUILTIN_METRICS[ALIASES[kind]])
     plugins = _plugin_targets()
     if kind in plugins:
         return _load(plugins[kind])
@@ -83,4 +101,5 @@ def get_metric_class(kind: str) -> type[BaseMetric]:
 
 
 def all_metric_classes() -> list[type[BaseMetric]]:
-    return [get_metric_class(kind) for kind in known_kinds()]
+    """One class per kind (aliases left out: they name a class listed under its kind)."""
+    return [get_metric_class(kind) for kind in known_kinds() if kind not in ALIASES]
