@@ -46,6 +46,7 @@ def verdict_for(schema: dict[str, Any]) -> dict[str, Any]:
 class SchemaLLM(FakeLLM):
     mangle: Callable[[str, dict[str, Any]], Any] | None = None
     raw_answer: str | None = None  # answer every request with this text instead
+    latency: float = 0.0  # seconds before each answer
     batched_requests: int = 0
     parts_asked: int = 0
     prompt_tokens: int = 0
@@ -68,7 +69,8 @@ class SchemaLLM(FakeLLM):
         tokens = math.ceil(sent / BYTES_PER_TOKEN), math.ceil(len(text.encode()) / BYTES_PER_TOKEN)
         self.prompt_tokens += tokens[0]
         self.answer_tokens += tokens[1]
-        self.script.appendleft(Reply(text=text, input_tokens=tokens[0], output_tokens=tokens[1]))
+        self.script.appendleft(Reply(text=text, input_tokens=tokens[0], output_tokens=tokens[1],
+                                       delay=self.latency))
         return await super().handle(request)  # takes that reply at once (no await before it does)
 
     def _part(self, name: str, verdict: dict[str, Any]) -> Any:
