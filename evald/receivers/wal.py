@@ -43,7 +43,6 @@ import asyncio
 import functools
 import logging
 import sqlite3
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -56,6 +55,7 @@ from pydantic import Field
 from evald.config.base import ComponentConfig
 from evald.errors import QueueFullError
 from evald.model import Delivery
+from evald.receivers.wal_file import open_log
 from evald.telemetry import RateLimitedLog, Telemetry, shared_instruments
 
 __all__ = ["ReceiverWal", "ReceiverWalConfig", "WalEntry", "wal_file"]
@@ -64,8 +64,6 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 MIB = 1024 * 1024
-_SCHEMA = "CREATE TABLE IF NOT EXISTS wal (id INTEGER PRIMARY KEY, signal TEXT NOT NULL, encoding TEXT NOT NULL, " \
-          "body BLOB NOT NULL)"
 #: Retry hint when the log is full (its rows leave as traces are exported) or a write failed.
 FULL_RETRY_AFTER = 1.0
 
@@ -164,36 +162,9 @@ class ReceiverWal:
             logger.info("receiver WAL %s: %d request(s) (%.1f MiB) from an earlier run will be replayed", self.path,
                         rows, size / MIB)
 
-    def _connect(self) -> tuple[int, int, int]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=1.0, isolation_level=None, check_same_thread=False)
-        try:
-            db.execute("PRAGMA locking_mode=EXCLUSIVE")  # one evald process per file
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute(f"PRAGMA synchronous={'FULL' if self.config.fsync else 'NORMAL'}")
-            db.execute(_SCHEMA)
-            rows, size, last = db.execute(
-                "SELECT count(*), coalesce(sum(length(body)), 0), coalesce(max(id), 0) FROM wal").fetchone()
-        except BaseException:
-            db.close()
-            raise
-        self._db = db
-        return int(rows), int(size), int(last)
-
     def _open(self) -> tuple[int, int, int]:
-        try:
-            return self._connect()
-        except sqlite3.OperationalError:
-            raise  # locked by another process, or not writable: a startup error
-        except sqlite3.DatabaseError as err:
-            aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
-            logger.error("receiver WAL %s is unreadable (%s); moved to %s, starting an empty log", self.path, err,
-                         aside)
-            for suffix in ("", "-wal", "-shm"):
-                part = Path(f"{self.path}{suffix}")
-                if part.exists():
-                    part.rename(Path(f"{aside}{suffix}"))
-            return self._connect()
+        self._db, rows, size, last = open_log(self.path, self.config.fsync)
+        return rows, size, last
 
     # -- write ----------------------------------------------------------------------------------------------------
 
@@ -282,15 +253,25 @@ class ReceiverWal:
         self._replay_end = self._next_row
         return self._rows
 
-    async def read(self, after: int, limit: int) -> list[tuple[int, str, str, bytes]]:
-        """Up to ``limit`` of the earlier process's rows with an id above ``after``, oldest first."""
+    async def read(self, after: int, limit: int, max_bytes: int = 16 * MIB) -> list[tuple[int, str, str, bytes]]:
+        """The earlier process's next rows after id ``after``, oldest first: at most ``limit`` rows and, beyond the
+        first, ``max_bytes`` of bodies (replay holds one such chunk at a time)."""
         end = self._replay_end
 
         def select() -> list[tuple[int, str, str, bytes]]:
             if self._db is None:
                 raise sqlite3.ProgrammingError("the write-ahead log is closed")
-            return self._db.execute("SELECT id, signal, encoding, body FROM wal WHERE id > ? AND id < ? ORDER BY id "
-                                    "LIMIT ?", (after, end, limit)).fetchall()
+            sizes = self._db.execute("SELECT id, length(body) FROM wal WHERE id > ? AND id < ? ORDER BY id LIMIT ?",
+                                     (after, end, limit)).fetchall()
+            last, total = None, 0
+            for row, size in sizes:
+                if last is not None and total + size > max_bytes:
+                    break
+                last, total = row, total + size
+            if last is None:
+                return []
+            return self._db.execute("SELECT id, signal, encoding, body FROM wal WHERE id > ? AND id <= ? ORDER BY id",
+                                    (after, last)).fetchall()
         return await self._run(select)
 
     def replayed(self, row: int, size: int) -> Delivery:
@@ -311,6 +292,7 @@ class ReceiverWal:
                 await asyncio.wait_for(asyncio.shield(writer), 2.0)
             except Exception as err:  # noqa: BLE001 - the rows stay; the next start replays them
                 logger.warning("receiver WAL %s: pending writes not finished at close (%r)", self.path, err)
+        self._frozen = True  # a delivery completing after this leaves its row for the next start
         db, self._db = self._db, None
         if db is not None:
             await self._run(db.close)

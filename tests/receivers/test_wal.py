@@ -236,6 +236,49 @@ async def test_a_second_process_is_refused_and_a_corrupt_file_is_moved_aside(rig
     assert len(list(rig.directory.glob("otlp.wal.sqlite.corrupt-*"))) == 1
 
 
+async def test_replay_reads_chunks_bounded_by_bytes_and_a_large_row_alone(rig: Rig) -> None:
+    wal = rig.wal()
+    await wal.open()
+    for size in (100_000, 100_000, 100_000, 400_000, 100_000):
+        entry = wal.admit(size)
+        entry.delivery.hold()  # held as the window would: the rows stay
+        await wal.append(entry, "traces", "protobuf", bytes(size))
+    await wal.close()
+    again = rig.wal()
+    try:
+        await again.open()
+        assert again.mark_replay() == 5
+        sizes, after = [], 0
+        while rows := await again.read(after, 64, max_bytes=250_000):
+            sizes.append([len(body) for _, _, _, body in rows])
+            after = rows[-1][0]
+        assert sizes == [[100_000, 100_000], [100_000], [400_000], [100_000]]
+    finally:
+        await again.close()
+
+
+async def test_after_close_a_completed_delivery_leaves_its_row(rig: Rig) -> None:
+    wal = rig.wal()
+    await wal.open()
+    entry = wal.admit(3)
+    entry.delivery.hold()
+    await wal.append(entry, "traces", "protobuf", b"abc")
+    await wal.close()
+    entry.delivery.release()  # e.g. an exporter finishing after the service closed the log: nothing is written
+    assert len(stored(rig.directory)) == 1
+
+
+def test_the_ingest_role_does_not_use_the_log(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from evald.config.loader import parse_config
+    from evald.ingest.roles import IngestService
+
+    config = parse_config(f"receivers: {{ otlp: {{ wal: {{ directory: \"{tmp_path}\" }} }} }}\n"
+                          "ingest: { brokers: [\"127.0.0.1:1\"] }\n")
+    service = IngestService(config, with_admin=False)
+    assert [getattr(r, "wal") for r in service.receivers] == [None, None]  # noqa: B009
+    assert "role ingest: otlp/grpc: `wal` is not used" in caplog.text
+
+
 def test_both_transports_share_one_log(tmp_path: Path) -> None:
     config = OTLPReceiverConfig.model_validate({
         "grpc": {"endpoint": "127.0.0.1:0"}, "http": {"endpoint": "127.0.0.1:0"},
