@@ -218,18 +218,18 @@ class EvaldService:
         def draining() -> float:
             return max(0.0, remaining() - reserve)
 
-        wals = self._wals()  # rows stop being deleted just before a deadline that drops: the next start replays them
-        freeze = _freeze_before(wals, draining())
+        wals = self._wals()  # rows stop being deleted before anything is dropped: the next start replays them
+        freeze = _freeze_before(wals, draining())  # the drain's deadline drops what is left
         await _safely(self.window.shutdown(self.pipeline.on_trace, draining()), "assembly window")
         await _safely(self.pipeline.shutdown(draining()), "pipeline")
         freeze.cancel()
         await _safely(asyncio.wait_for(close_judges(), timeout=min(2.0, max(0.1, remaining()))), "judges")
         await _safely(asyncio.to_thread(shutdown_tracing, min(1.0, max(0.1, remaining()))), "judge traces")
+        for wal in wals:  # an exporter's flush drops at once what it cannot send in time
+            wal.freeze()
         budget = max(0.1, remaining())  # exporters flush concurrently, so one slow exporter cannot starve the others
-        freeze = _freeze_before(wals, budget)
         await asyncio.gather(*(_safely(asyncio.wait_for(e.shutdown(budget), budget + 0.5), f"exporter {e.id}")
                                for e in self.exporters))
-        freeze.cancel()
         for wal in wals:
             await _safely(wal.close(), f"receiver WAL {wal.receiver_id}")
 
@@ -240,7 +240,7 @@ class EvaldService:
 
 #: Part of ``pipeline.shutdown_timeout`` kept for the exporters to flush and close and for the process to exit.
 _RESERVE_MIN, _RESERVE_MAX, _RESERVE_SHARE = 1.0, 2.0, 0.2
-#: A receiver's write-ahead log stops deleting rows this long before a shutdown deadline (evald/receivers/wal.py).
+#: A receiver's write-ahead log stops deleting rows this long before the drain's deadline (evald/receivers/wal.py).
 _WAL_FREEZE = 0.05
 #: When the shutdown dropped anything, /metrics keeps answering with the final counters this long after the totals
 #: are logged.
@@ -248,7 +248,7 @@ _FINAL_SCRAPE = 0.25
 
 
 def _freeze_before(wals: list[ReceiverWal], seconds: float) -> asyncio.TimerHandle:
-    """Freeze the logs ``_WAL_FREEZE`` before a shutdown deadline at which what is left is dropped (and counted)."""
+    """Freeze the logs ``_WAL_FREEZE`` before a deadline at which what is left is dropped (and counted)."""
     def freeze() -> None:
         for wal in wals:
             wal.freeze()

@@ -22,9 +22,10 @@ process are replayed into the window, in order, before the receivers open (``rep
 scores and exports them; at-least-once: what the dead process had already exported may be exported again (the
 window de-duplicates span ids only within a process; Langfuse upserts on the score id).
 
-Shutdown: deletes continue while the pipeline drains and stop (``freeze``) just before its deadline, so cases the
-shutdown drops (counted ``shutdown``) and scores the exporters give up at shutdown stay in the log and are replayed
-by the next start; what was delivered after the freeze may be delivered again.
+Shutdown: deletes continue while the pipeline drains and stop (``freeze``) just before its deadline, at the latest
+when the exporters start their final flush (which drops at once what cannot be sent in time), so cases the shutdown
+drops (counted ``shutdown``) and scores the exporters give up at shutdown stay in the log and are replayed by the
+next start; what was delivered after the freeze (during the exporters' flush) may be delivered again.
 
 Bounds and failure semantics: ``max_megabytes`` of bodies, written or being written (a single larger body is
 taken alone when the log is empty, never refused forever); beyond it requests are refused before decoding with

@@ -3,8 +3,10 @@
 ``evald run`` with the receiver write-ahead log and a langfuse exporter whose stand-in is down (an in-memory sending
 queue: the scores can only wait) gets N traces from the real OTel SDK exporter over OTLP/HTTP, each answered 200;
 it is killed with SIGKILL once it scored them. A second ``evald run`` on the same directory, with the stand-in up,
-replays the log and delivers exactly the N traces' scores; after it stops the log is empty. The same fault for the
-Kafka source: tests/exporters/test_kafka_source_delivery.py.
+replays the log and delivers exactly the N traces' scores; after it stops the log is empty. A SIGTERM whose exporter
+flush gives scores up (counted ``shutdown``) leaves their requests in the log for the next start, and one after
+everything was delivered leaves nothing. The same kill -9 fault for the Kafka source:
+tests/exporters/test_kafka_source_delivery.py.
 """
 
 from __future__ import annotations
@@ -130,3 +132,46 @@ async def test_sigkill_after_answering_200_then_restart_delivers_every_trace_exa
     assert "open-file limit (RLIMIT_NOFILE)" in second.log()  # evald run raised (or logged) its descriptor limit
     for request in server.requests:
         sdk_validate(request.body)
+
+
+async def test_what_a_sigterm_drops_stays_in_the_log_and_what_was_delivered_does_not(tmp_path: Path) -> None:
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    server = await FakeLangfuse().start()
+    await server.stop()
+    wal_dir = tmp_path / "wal"
+    traces = 4
+    (tmp_path / "first").mkdir()
+    first = daemon(tmp_path / "first", server, wal_dir)
+    try:  # Langfuse down: at SIGTERM the exporter's flush gives the scores up (counted shutdown)
+        await asyncio.to_thread(first.start)
+        url = f"http://127.0.0.1:{first.http_port}/v1/traces"
+        trace_ids = [await asyncio.to_thread(send_chat_trace, OTLPSpanExporter(endpoint=url), "geo", "Paris.")
+                     for _ in range(traces)]
+        end = time.monotonic() + 15
+        while await asyncio.to_thread(counter, first, "evald_scored_cases_total") < 2 * traces:
+            assert time.monotonic() < end, first.log()
+            await asyncio.sleep(0.05)
+        assert await asyncio.to_thread(first.stop) == 0
+    finally:
+        await asyncio.to_thread(first.stop)
+    assert f"exporter drops (scores): langfuse/scores/shutdown {SCORES_PER_TRACE * traces}" in first.log()
+    assert rows(wal_dir) == 2 * traces  # dropped at shutdown, so kept: one row per request
+
+    await server.start()
+    (tmp_path / "second").mkdir()
+    second = daemon(tmp_path / "second", server, wal_dir)
+    try:  # Langfuse up: the replayed traces are delivered during the run, so a SIGTERM leaves nothing
+        await asyncio.to_thread(second.start)
+        end = time.monotonic() + 20
+        while len(set(server.accepted_ids())) < SCORES_PER_TRACE * traces:
+            assert time.monotonic() < end, second.log()
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)
+        assert await asyncio.to_thread(second.stop) == 0
+    finally:
+        await asyncio.to_thread(second.stop)
+        await server.stop()
+    assert {s["traceId"] for s in server.accepted} == set(trace_ids)
+    assert len(server.accepted) == SCORES_PER_TRACE * traces
+    assert rows(wal_dir) == 0
