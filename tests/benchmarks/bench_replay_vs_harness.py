@@ -8,7 +8,9 @@ and tests/testdata/captured, with its log companion, replicated with fresh trace
 one core (``taskset``); start-up (imports) is excluded, everything after it is timed:
 
 * evald: ``evald replay DIR -c CONFIG --format json`` called in process (``evald.cli.main``: config load, file
-  discovery and reading, decode, assembly window, mapping, goldens, scoring, summary), stdout discarded;
+  discovery and reading, decode, assembly window, mapping, goldens, scoring, summary), stdout discarded; the
+  config is loaded once before the clock starts (that imports the configured metrics' modules, as the harness
+  side imports its metric classes);
 * harness-evals: read and decode every ``.pb`` file (protobuf -> the span dicts its OTel importer reads: name,
   ids, times, attributes), group the spans by trace, ``OTELEvalCaseSource.from_span_traces`` (one conversation
   case per trace), the same goldens looked up by input, then ``measure()`` of its six metrics on every case.
@@ -19,6 +21,8 @@ usage (harness' TokenCostMetric, max 8,000), tool_correctness (against the golde
 maps every LLM call, which harness-evals does not do. Log companions (content of the event-based conventions) are
 read by evald only: harness-evals' importer reads spans.
 
+The workers run with bytecode caching on (``PYTHONDONTWRITEBYTECODE`` removed from their environment), as an
+installed package runs: a module imported for the first time inside the timed part is not compiled from source.
 Reported per round and as medians: spans per CPU second of each side (``time.process_time`` of the timed part) and
 their ratio, and the wall-clock rates (the machine is shared: CPU time is the steadier measure).
 """
@@ -29,6 +33,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -63,6 +68,9 @@ def evald_worker(directory: Path, config: Path) -> dict[str, Any]:
     import evald.replay  # noqa: F401 - start-up excluded: imported before the clock starts
     import evald.service  # noqa: F401
     from evald.cli import main
+    from evald.config.loader import load_config
+
+    load_config(str(config))  # start-up too: imports the configured metrics' modules (~50 ms; harness' are imported)
 
     wall, cpu = time.perf_counter(), time.process_time()
     out = io.StringIO()
@@ -134,7 +142,8 @@ def run_worker(side: str, directory: Path, config: Path, core: int) -> dict[str,
     argv = [sys.executable, __file__, "--worker", side, "--dir", str(directory), "--config", str(config)]
     if shutil.which("taskset"):
         argv = ["taskset", "-c", str(core), *argv]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=3600, check=False)
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}  # as installed
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=3600, check=False, env=env)
     if done.returncode != 0:
         raise RuntimeError(f"{side} worker failed: {done.stderr[-3000:]}")
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
