@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal, Self, cast
 
 from pydantic import Field, model_validator
 
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
+from evald.metrics.agent.sequence_policy import load_rules
 from evald.metrics.agent.temporal_rules import AfterRule, EventuallyRule, NeverAfterRule, SequenceRule
 from evald.metrics.agent.trajectory import (
-    Glob,
     GlobList,
-    matches,
     matches_any,
     show_globs,
     tool_names,
@@ -27,13 +27,13 @@ Problems = list[dict[str, Any]]
 
 class RequireRule(ComponentConfig):
     type: Literal["require"] = Field(description="the tool must be called at least once")
-    tool: Glob = Field(description="tool glob")
+    tool: GlobList = Field(description="tool glob(s)")
 
     def check(self, names: list[str]) -> Problems:
-        if any(matches(name, self.tool) for name in names):
+        if any(matches_any(name, self.tool) for name in names):
             return []
-        return [violation("require", f"require: expected {self.tool!r} to be called, it was never called",
-                          tool=self.tool, constraint=f"require: {self.tool}")]
+        return [violation("require", f"require: expected {show_globs(self.tool)} to be called, it was never called",
+                          tool=", ".join(self.tool), constraint=f"require: {', '.join(self.tool)}")]
 
 
 class BeforeRule(ComponentConfig):
@@ -71,12 +71,26 @@ class ImmediatelyBeforeRule(ComponentConfig):
 
 class BlocklistRule(ComponentConfig):
     type: Literal["blocklist"] = Field(description="these tools must never be called")
-    tools: GlobList = Field(description="blocked tool globs")
+    tools: GlobList | None = Field(None, description="blocked tool globs")
+    pattern: str | None = Field(None, min_length=1, description="Assay's form: a tool whose name contains this text "
+                                "is blocked")
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Self:
+        if (self.tools is None) == (self.pattern is None):
+            raise ValueError("a blocklist rule needs exactly one of `tools` and `pattern`")
+        return self
 
     def check(self, names: list[str]) -> Problems:
+        if self.pattern is not None:
+            pattern = self.pattern
+            return [violation("blocklist", f"blocklist: tool {name} at index {i} contains {pattern!r}", tool=name,
+                              index=i, constraint=f"blocklist: *{pattern}*")
+                    for i, name in enumerate(names) if pattern in name]
+        tools = self.tools or []
         return [violation("blocklist", f"blocklist: blocked tool {name} called at index {i}", tool=name, index=i,
-                          constraint=f"blocklist: {', '.join(self.tools)}")
-                for i, name in enumerate(names) if matches_any(name, self.tools)]
+                          constraint=f"blocklist: {', '.join(tools)}")
+                for i, name in enumerate(names) if matches_any(name, tools)]
 
 
 class AllowlistRule(ComponentConfig):
@@ -92,7 +106,7 @@ class AllowlistRule(ComponentConfig):
 class CountRule(ComponentConfig):
     type: Literal["count", "max_calls"] = Field(description="bounds on how often a tool is called (`max_calls`: "
                                                 "Assay's newer name)")
-    tool: Glob = Field(description="tool glob")
+    tool: GlobList = Field(description="tool glob(s)")
     min: int = Field(0, ge=0, description="fewest calls allowed")
     max: int | None = Field(None, ge=0, description="most calls allowed")
 
@@ -105,15 +119,16 @@ class CountRule(ComponentConfig):
         return self
 
     def check(self, names: list[str]) -> Problems:
-        at = [i for i, name in enumerate(names) if matches(name, self.tool)]
+        at = [i for i, name in enumerate(names) if matches_any(name, self.tool)]
         bounds = f"min {self.min}" + ("" if self.max is None else f", max {self.max}")
-        constraint = f"count: {self.tool} {bounds}"
+        tool, shown = ", ".join(self.tool), show_globs(self.tool)
+        constraint = f"count: {tool} {bounds}"
         if len(at) < self.min:
-            return [violation("count", f"count: {self.tool!r} called {len(at)} time(s), expected at least "
-                              f"{self.min}", tool=self.tool, value=len(at), constraint=constraint)]
+            return [violation("count", f"count: {shown} called {len(at)} time(s), expected at least "
+                              f"{self.min}", tool=tool, value=len(at), constraint=constraint)]
         if self.max is not None and len(at) > self.max:
-            return [violation("count", f"count: {self.tool!r} called {len(at)} time(s), expected at most "
-                              f"{self.max} (call {self.max + 1} at index {at[self.max]})", tool=self.tool,
+            return [violation("count", f"count: {shown} called {len(at)} time(s), expected at most "
+                              f"{self.max} (call {self.max + 1} at index {at[self.max]})", tool=tool,
                               index=at[self.max], value=len(at), constraint=constraint)]
         return []
 
@@ -128,8 +143,22 @@ Rule = Annotated[
 class SequenceValidOptions(ComponentConfig):
     rules: list[Rule] = Field(
         min_length=1, description="rules, each with a `type`: require, before, immediately_before, blocklist, "
-        "allowlist, count (or max_calls), eventually, after, never_after, sequence (see the metric's description)",
+        "allowlist, count (or max_calls), eventually, after, never_after, sequence (see the metric's description); "
+        "checked after a policy file's",
     )
+    aliases: dict[str, GlobList] = Field(
+        default_factory=dict, description="Assay's aliases: a name that stands for these tools wherever a rule names "
+        "a tool",
+    )
+    policy_file: str | None = Field(
+        None, description="an Assay policy file: its `sequences` (rules) and `aliases` are read when the config loads "
+        "(its other keys are `args_valid`'s)",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _policy_and_aliases(cls, data: Any) -> Any:
+        return load_rules(data) if isinstance(data, Mapping) else data
 
 
 class SequenceValidMetric(BaseMetric):
@@ -147,15 +176,19 @@ class SequenceValidMetric(BaseMetric):
     Assay's temporal rules (its Policy DSL v1.1; evald/metrics/agent/temporal_rules.py), for a complete trace:
 
     - `eventually` (`tool`, `within`): a matching call among the first `within` calls.
-    - `after` (`trigger`, `then`, `within`): each `trigger` call is followed by a `then` call at most `within`
-      calls later (one violation per trigger call left without one, the trace ending first included).
+    - `after` (`trigger`, `then`, `within`): a `trigger` call is followed by a `then` call at most `within` calls
+      later; a later trigger call resets a pending deadline (Assay's reading); the trace ending first fails.
     - `never_after` (`trigger`, `forbidden`): no `forbidden` call after the first `trigger` call (each is a
       violation; before it they are fine).
     - `sequence` (`tools`, `strict`): the steps are called in order; a call of a later step while an earlier one
-      is expected is a violation, and with `strict: true` so is any other call between the started steps. A trace
+      is expected is a violation, and with `strict: true` any other call between the started steps is. A trace
       calling none of the steps holds; one that starts the sequence and stops part-way fails.
 
-    `first`, `then` and `tools` take one glob or a list. Rules combine with AND: value = satisfied rules /
+    Assay's files load unchanged (evald/metrics/agent/sequence_policy.py): `policy_file` reads an Assay policy's
+    `sequences` and `aliases`; `aliases` (name -> tools) stand for their members wherever a rule names a tool;
+    `blocklist` also takes Assay's `pattern` (blocks tools whose name contains the text); `max_calls` is `count`.
+
+    Tool fields take one glob or a list. Rules combine with AND: value = satisfied rules /
     rules, and with the default threshold 1.0 the case passes only when every rule holds. Each violation names
     its `rule` (type) and `rule_index`, the offending `tool` and `index` where there is one, the `constraint`
     and a message. Applies to every case; on an empty trajectory `require`, `count` with `min`, and `eventually`

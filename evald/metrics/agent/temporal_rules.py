@@ -4,18 +4,22 @@ violations; an empty list means the rule holds. Semantics, as Assay documents an
 
 - ``eventually`` (``tool``, ``within``): a matching call at one of the first ``within`` positions (index
   ``< within``); a trace without one there fails, a shorter trace included (it has ended).
-- ``after`` (``trigger``, ``then``, ``within``): every ``trigger`` call at index ``i`` is followed by a ``then`` call
-  at an index in ``i+1 .. i+within``; one violation per trigger call left without one (the trace ending first
-  included).
+- ``after`` (``trigger``, ``then``, ``within``): a ``trigger`` call at index ``i`` sets a deadline ``i+within``
+  that a ``then`` call meets; a later trigger call sets a new deadline in place of a pending one (Assay's reading).
+  A call past a pending deadline, or the trace ending with one pending, is the violation (one per rule). A ``then``
+  call after ``i+within`` is too late (Assay's evaluator also takes one right after the deadline when nothing
+  came between; evald follows the documented rule, "within N calls").
 - ``never_after`` (``trigger``, ``forbidden``): no ``forbidden`` call after the first ``trigger`` call; each one is a
   violation (``forbidden`` calls before the trigger are fine).
 - ``sequence`` (``tools``, ``strict``): the listed tools are called in that order. Walking the trace while expecting
-  ``tools[k]``: a call matching it advances; a call matching a later step (``tools[j]``, ``j > k``) is an order
-  violation; with ``strict: true``, once the sequence has started any other call before it completes is a
-  violation (the steps must be consecutive). A trace calling none of the steps does not exercise the rule (it
-  holds); one that starts it and ends part-way fails. Checking stops at the first violation or once complete.
+  ``tools[k]``: a call matching it advances; without ``strict``, a call matching a later step (``tools[j]``,
+  ``j > k``) is an order violation; with ``strict: true``, once the sequence has started any other call before it
+  completes is a violation (the steps must be consecutive; calls before the start are not looked at). A trace
+  calling none of the steps does not exercise the rule (it holds); one that starts it and ends part-way fails.
+  Checking stops at the first violation or once complete.
 
-Tool fields take one glob or a list (``fnmatch``), like the other rules.
+Tool fields take one glob or a list (``fnmatch``; a plain name matches itself), like the other rules. These follow
+Assay's evaluator for a finished run (its ``TraceExtent::Complete``).
 """
 
 from __future__ import annotations
@@ -54,17 +58,22 @@ class AfterRule(ComponentConfig):
 
     def check(self, names: list[str]) -> Problems:
         constraint = f"after: {show_globs(self.then)} within {self.within} after {show_globs(self.trigger)}"
-        out = []
+        pending: tuple[int, int] | None = None  # (trigger index, deadline index)
         for i, name in enumerate(names):
-            if not matches_any(name, self.trigger):
-                continue
-            window = names[i + 1:i + 1 + self.within]
-            if not any(matches_any(n, self.then) for n in window):
-                ended = " (the trace ended first)" if len(window) < self.within else ""
-                out.append(violation("after", f"after: {show_globs(self.then)} required within {self.within} "
-                                     f"call(s) after {name} at index {i}, not called{ended}", tool=name, index=i,
-                                     constraint=constraint))
-        return out
+            if pending is not None:
+                if i > pending[1]:
+                    return [self._missed(names, pending[0], f"not called by index {pending[1]}", constraint)]
+                if matches_any(name, self.then):
+                    pending = None
+            if matches_any(name, self.trigger):
+                pending = (i, i + self.within)
+        if pending is not None:
+            return [self._missed(names, pending[0], "the trace ended without it", constraint)]
+        return []
+
+    def _missed(self, names: list[str], at: int, why: str, constraint: str) -> dict[str, Any]:
+        return violation("after", f"after: {show_globs(self.then)} required within {self.within} call(s) after "
+                         f"{names[at]} at index {at}, {why}", tool=names[at], index=at, constraint=constraint)
 
 
 class NeverAfterRule(ComponentConfig):
@@ -95,14 +104,15 @@ class SequenceRule(ComponentConfig):
             if matches_any(name, steps[k]):
                 k += 1
                 continue
-            later = next((j for j in range(k + 1, len(steps)) if matches_any(name, steps[j])), None)
+            if self.strict and k > 0:
+                return [violation("sequence", f"sequence: {name} at index {i} interrupts the strict sequence "
+                                  f"(expected {show_globs(steps[k])})", tool=name, index=i, constraint=constraint)]
+            later = None if self.strict else next((j for j in range(k + 1, len(steps))
+                                                   if matches_any(name, steps[j])), None)
             if later is not None:
                 return [violation("sequence", f"sequence: {name} at index {i} is step {later + 1} but step {k + 1} "
                                   f"({show_globs(steps[k])}) has not been called", tool=name, index=i,
                                   constraint=constraint)]
-            if self.strict and k > 0:
-                return [violation("sequence", f"sequence: {name} at index {i} interrupts the strict sequence "
-                                  f"(expected {show_globs(steps[k])})", tool=name, index=i, constraint=constraint)]
         if 0 < k < len(steps):
             return [violation("sequence", f"sequence: incomplete, {k} of {len(steps)} step(s) called (next: "
                               f"{show_globs(steps[k])})", constraint=constraint)]

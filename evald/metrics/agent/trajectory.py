@@ -225,6 +225,9 @@ class ArgsPolicy(ComponentConfig):
     enforcement: Enforcement = Field(default_factory=Enforcement, description="Assay v2.0 enforcement")
     limits: dict[str, Any] | None = Field(None, description="Assay v2.0 rate limits: accepted, not used per case")
     signatures: dict[str, Any] | None = Field(None, description="Assay v2.0 signature checks: accepted, not used")
+    sequences: list[Any] | None = Field(None, description="Assay's sequence rules in a shared policy file: read by "
+                                        "`sequence_valid`, not here")
+    aliases: dict[str, Any] | None = Field(None, description="Assay's tool aliases: read by `sequence_valid`")
 
     @model_validator(mode="before")
     @classmethod
@@ -243,25 +246,31 @@ class ArgsPolicy(ComponentConfig):
         return self
 
 
+def read_policy_yaml(path: str, holds: str) -> dict[str, Any]:
+    """The mapping a YAML policy file holds (``holds`` names the keys expected, for the error message); a
+    ``ValueError`` naming the file and, for bad YAML, the line."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise ValueError(f"cannot read policy file {path!r}: {err.strerror or err}") from err
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ValueError(f"policy file {path!r} is not valid YAML{where}") from err
+    if not isinstance(raw, dict):
+        raise ValueError(f"policy file {path!r} must hold a mapping with {holds}")
+    return raw
+
+
 def _read_policy_file(value: Any) -> Any:
     """``policy_file: <path>`` -> the file's YAML content, validated as ``PolicyFile`` right after."""
     if isinstance(value, PolicyFile):
         return value
     if not isinstance(value, str) or not value:
         raise ValueError("expected the path of a YAML policy file")
-    try:
-        text = Path(value).read_text(encoding="utf-8")
-    except OSError as err:
-        raise ValueError(f"cannot read policy file {value!r}: {err.strerror or err}") from err
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        raise ValueError(f"policy file {value!r} is not valid YAML{where}") from err
-    if not isinstance(raw, dict):
-        raise ValueError(f"policy file {value!r} must hold a mapping with a 'tools' or 'schemas' key")
-    return {**raw, "loaded_from": value}
+    return {**read_policy_yaml(value, "a 'tools' or 'schemas' key"), "loaded_from": value}
 
 
 class PolicyFile(ArgsPolicy):

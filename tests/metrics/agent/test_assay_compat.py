@@ -188,8 +188,10 @@ def test_eventually(names: tuple[str, ...], ok: bool) -> None:
 
 @pytest.mark.parametrize(("names", "ok"), [
     (("Create", "Audit"), True), (("Create", "X", "Audit"), True),     # Assay's tests: within 2
-    (("Create", "X", "Y", "Audit"), False), (("Create",), False), ((), True),
-    (("Create", "Audit", "Create", "X", "Y"), False),                 # the second trigger has none
+    (("Create",), False), ((), True),
+    (("Create", "Audit", "Create", "X", "Y"), False),                 # the second trigger has none (re-armed)
+    (("Create", "X", "Create", "Audit"), True),                        # a later trigger resets the deadline
+    (("Create", "X", "Y", "Audit"), False),                            # index 3 is past 0 + 2
 ])
 def test_after(names: tuple[str, ...], ok: bool) -> None:
     assert holds({"type": "after", "trigger": "Create", "then": "Audit", "within": 2}, *names) is ok
@@ -211,7 +213,57 @@ def test_never_after(names: tuple[str, ...], ok: bool) -> None:
     (("X", "Y"), True, True),                  # not exercised
     (("A", "B"), False, False),                # started, not completed
     (("X", "A", "B", "C", "X"), True, True),   # before the start and after the end do not count
+    (("B", "A", "B", "C"), False, True),       # strict looks only from the start on
 ])
 def test_sequence(names: tuple[str, ...], loose: bool, strict: bool) -> None:
     assert holds({"type": "sequence", "tools": ["A", "B", "C"]}, *names) is loose
     assert holds({"type": "sequence", "tools": ["A", "B", "C"], "strict": True}, *names) is strict
+
+
+# an Assay v1.1 policy file (its changelog's examples): sequences and aliases, beside the argument keys of args_valid
+POLICY_V11 = """\
+version: "1.1"
+name: "temporal"
+
+tools:
+  deny: ["drop_*"]
+
+aliases:
+  Search:
+    - SearchKnowledgeBase
+    - SearchWeb
+
+sequences:
+  - type: eventually
+    tool: Search
+    within: 2
+  - type: never_after
+    trigger: Logout
+    forbidden: AccessData
+  - type: blocklist
+    pattern: admin_
+  - type: sequence
+    tools: [Authenticate, Search, AccessData]
+"""
+
+
+def test_an_assay_policy_file_with_sequences_and_aliases(tmp_path: Path) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text(POLICY_V11, encoding="utf-8")
+    metric = SequenceValidMetric(options={"policy_file": str(path), "rules": [{"type": "require", "tool": "Logout"}]})
+    good = measure(metric, trajectory("Authenticate", "SearchWeb", "AccessData", "Logout"))
+    assert good.value == 1.0 and good.metadata["rules_checked"] == 5  # the file's 4, then the inline one
+    # Search (an alias) first at index 2, not within 2; AccessData after Logout; superadmin_x contains admin_;
+    # the sequence holds (SearchKnowledgeBase is a Search); require Logout holds: 2 of 5
+    bad = measure(metric, trajectory("Authenticate", "superadmin_x", "SearchKnowledgeBase", "AccessData", "Logout",
+                                     "AccessData"))
+    assert bad.value == 0.4 and rules_of(bad) == ["eventually", "never_after", "blocklist"]
+    assert bad.metadata["violations"][2]["index"] == 1
+    # the same file is args_valid's policy too: its deny list applies, its sequences are left to sequence_valid
+    args = measure(args_metric(tmp_path, POLICY_V11), trajectory(("drop_table", {}), ("SearchWeb", {"q": "x"})))
+    assert args.value == 0.0 and rules_of(args) == ["tool_denied"] and args.metadata["calls_checked"] == 1
+
+
+def test_blocklist_needs_tools_or_pattern() -> None:
+    with pytest.raises(ValueError, match="exactly one of `tools` and `pattern`"):
+        SequenceValidMetric(options={"rules": [{"type": "blocklist"}]})
