@@ -48,9 +48,18 @@ class ArgsValidOptions(ComponentConfig):
         None, description="path of a YAML policy file, read and validated when the config loads (relative paths "
         "are relative to evald's working directory); exclusive with `policy`",
     )
-    policy: ArgsPolicy | None = Field(None, description="the policy inline (same shape as the file)")
+    policy: ArgsPolicy | None = Field(None, description="the policy inline (same shape as the file); a string is "
+                                      "read as `policy_file` (Assay's `policy: <path>`)")
     tools: list[Glob] = Field(default_factory=list, description="only check calls to these tools (globs); empty: all")
     strict: bool = Field(False, description="a call to a tool the policy does not define is a violation")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _policy_path(cls, data: Any) -> Any:
+        """Assay's test entries write ``policy: <path>``: a string ``policy`` is the policy file's path."""
+        if isinstance(data, Mapping) and isinstance(data.get("policy"), str) and "policy_file" not in data:
+            return {**{k: v for k, v in data.items() if k != "policy"}, "policy_file": data["policy"]}
+        return data
 
     @model_validator(mode="after")
     def _exactly_one_policy(self) -> Self:

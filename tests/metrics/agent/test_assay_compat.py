@@ -267,3 +267,29 @@ def test_an_assay_policy_file_with_sequences_and_aliases(tmp_path: Path) -> None
 def test_blocklist_needs_tools_or_pattern() -> None:
     with pytest.raises(ValueError, match="exactly one of `tools` and `pattern`"):
         SequenceValidMetric(options={"rules": [{"type": "blocklist"}]})
+
+
+def test_assay_test_entries_load_unchanged(tmp_path: Path) -> None:
+    """An Assay suite's test entries (``metric`` and ``id`` are the suite's; the rest are the metric's options)."""
+    (tmp_path / "policy.yaml").write_text(POLICY_V2, encoding="utf-8")
+    suite = yaml.safe_load(f"""
+tests:
+  - id: args_valid
+    metric: args_valid
+    policy: {tmp_path / "policy.yaml"}
+    tools: [read_file]
+  - id: auth_flow
+    metric: sequence_valid
+    rules:
+      - type: require
+        tool: authenticate_user
+      - type: before
+        first: authenticate_user
+        then: [get_customer, update_customer]
+""")
+    args_entry, sequence_entry = ({k: v for k, v in t.items() if k not in ("id", "metric")} for t in suite["tests"])
+    args = measure(ArgsValidMetric(options=args_entry), trajectory(("read_file", {"path": "/etc/x"}),
+                                                                    ("spawn", {})))
+    assert args.value == 0.0 and args.metadata["calls_checked"] == 1  # only read_file is checked (tools)
+    sequence = measure(SequenceValidMetric(options=sequence_entry), trajectory("get_customer", "authenticate_user"))
+    assert sequence.value == 0.5 and rules_of(sequence) == ["before"]
