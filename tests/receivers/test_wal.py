@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sqlite3
 import time
 from collections.abc import AsyncIterator
@@ -195,6 +196,64 @@ async def test_rows_left_by_a_process_are_replayed_in_order_and_deleted_once_don
         await later.close()
         await fresh.window.shutdown(fresh.sink, 0.1)
     assert stored(rig.directory) == []
+
+
+async def test_grpc_from_the_sdk_and_otlp_json_are_logged_as_received_and_replayed(rig: Rig) -> None:
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from evald.receivers.otlp import OTLPGrpcConfig
+    from evald.receivers.otlp_grpc import OTLPGrpcReceiver
+
+    earlier = rig.wal()
+    await earlier.open()
+    grpc = OTLPGrpcReceiver(OTLPGrpcConfig(endpoint="127.0.0.1:0"), rig.telemetry, wal=earlier)
+    http = OTLPHttpReceiver(OTLPHttpConfig(endpoint="127.0.0.1:0"), rig.telemetry, wal=earlier)
+    await grpc.start(rig.window)
+    await http.start(rig.window)
+
+    def send_with_sdk() -> str:
+        provider = TracerProvider()
+        exporter = OTLPSpanExporter(endpoint=f"127.0.0.1:{grpc.bound_port}", insecure=True)
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        with provider.get_tracer("t").start_as_current_span("chat") as span:
+            trace_id = f"{span.get_span_context().trace_id:032x}"
+        provider.shutdown()
+        return trace_id
+
+    json_trace = "5b8efff798038103d269b633813fc60c"
+    body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"traceId": json_trace, "spanId": "eee19b7ec3c1b174", "name": "chat", "kind": 3}]}]}]}).encode()
+    try:
+        sdk_trace = await asyncio.to_thread(send_with_sdk)
+        async with httpx.AsyncClient(timeout=5) as client:
+            response = await client.post(f"http://127.0.0.1:{http.bound_port}/v1/traces", content=body,
+                                         headers={"Content-Type": "application/json"})
+            assert response.status_code == 200
+        assert earlier.rows == 2
+    finally:
+        await grpc.shutdown(1.0)
+        await http.shutdown(1.0)
+        earlier.freeze()
+        await earlier.close()
+    assert [(signal, encoding) for _, signal, encoding, _ in stored(rig.directory)] == [
+        ("traces", "protobuf"), ("traces", "json")]
+    assert stored(rig.directory)[1][3] == body  # as received
+
+    fresh = Rig(rig.directory)
+    await fresh.window.start(fresh.sink, tick=0.01)
+    later = fresh.wal()
+    try:
+        await later.open()
+        assert await replay_wal(later, fresh.window) == 2
+        await until(lambda: len(fresh.held) == 2)
+        assert {t.trace_id for t, _ in fresh.held} == {sdk_trace, json_trace}
+        fresh.release_all()
+        await until(lambda: later.rows == 0)
+    finally:
+        await later.close()
+        await fresh.window.shutdown(fresh.sink, 0.1)
 
 
 async def test_an_undecodable_row_is_deleted_and_counted(rig: Rig) -> None:
