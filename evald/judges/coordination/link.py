@@ -13,6 +13,7 @@ so the next call uses Redis again; nothing needs a restart.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import ssl
 import time
@@ -20,6 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
+from redis.asyncio.connection import AbstractConnection
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
@@ -43,14 +45,21 @@ class CoordinationDown(Exception):
         self.reason = reason
 
 
+#: redis-py sends CLIENT SETINFO on every new connection unless told not to (``driver_info`` since 7.x/8.x,
+#: ``lib_name``/``lib_version`` before, deprecated since)
+_NO_CLIENT_NAME: dict[str, None] = (
+    {"driver_info": None} if "driver_info" in inspect.signature(AbstractConnection.__init__).parameters
+    else {"lib_name": None, "lib_version": None})
+
+
 def make_client(config: CoordinationConfig) -> aioredis.Redis:
     """A client on a bounded, blocking pool (``redis.max_connections``; waiting for a free connection is part of
     the call's deadline), without the client-name commands redis-py sends on each new connection."""
     cfg = config.redis
     options: dict[str, Any] = {
         "socket_timeout": cfg.timeout, "socket_connect_timeout": cfg.timeout, "retry_on_timeout": False,
-        "password": cfg.resolved_password(), "health_check_interval": 0, "driver_info": None,
-        "max_connections": cfg.max_connections, "timeout": cfg.timeout,
+        "password": cfg.resolved_password(), "health_check_interval": 0,
+        "max_connections": cfg.max_connections, "timeout": cfg.timeout, **_NO_CLIENT_NAME,
     }
     if cfg.tls and cfg.url.startswith("redis://"):
         options["connection_class"] = aioredis.SSLConnection
