@@ -136,3 +136,21 @@ async def test_a_malformed_verdict_is_counted_as_an_error_never_a_score(sdk_llm:
     h = Harness()
     await h.send(case(TRACE_A, "A", "Lyon."), case(TRACE_B, "B", "Paris."))
     assert h.exported == [] and h.dropped("error") == 2  # the group's two runs
+
+
+async def test_group_by_attribute_pairs_by_a_shared_request_id(sdk_llm: FakeLLM) -> None:
+    sdk_llm.default = reply(preference=3)
+    h = Harness(group_by="attribute", group_attribute="app.request_id")
+    assert set(h.stage.attribute_names) == {"app.request_id", "evald.variant"}
+
+    def tagged(trace_id: str, variant: str, request: str, question: str) -> EvalCase:
+        c = case(trace_id, variant, "answer", question)
+        return EvalCase(input=c.input, output=c.output, trace_id=trace_id, span_id=c.span_id,
+                        metadata={WINDOW_ATTRIBUTES: {"evald.variant": variant, "app.request_id": request}})
+
+    # the shadow rewrote the prompt, the request id is the same: a pair; another request id: none
+    await h.send(tagged(TRACE_A, "A", "req-1", "Hello"), tagged(TRACE_B, "B", "req-1", "Hello (shadow)"),
+                 tagged(TRACE_C, "B", "req-2", "Hello"))
+    (scored,) = h.exported
+    assert scored.trace_id == TRACE_B and scored.scores[0].value == 0.5
+    assert scored.scores[0].metadata["group"] == "a:req-1"
