@@ -302,7 +302,9 @@ def test_chart_configmap_renders_values_config() -> None:
     text = template("configmap.yaml")
     assert "kind: ConfigMap" in text
     assert '{{- include "evald.config" . | nindent 4 }}' in text
-    assert re.search(r"toYaml\b.*\.Values\.config\b", template("_helpers.tpl"))
+    helpers = template("_helpers.tpl")  # .Values.config is rendered with toYaml (a copy, with judge coordination)
+    assert re.search(r"\$config := deepCopy \(required [^\n]*\.Values\.config\)", helpers)
+    assert "{{- toYaml $config }}" in helpers
     assert "config.yaml:" in text
 
 
