@@ -8,6 +8,8 @@ Config keys (``exporters.kafka[/name]``, optional extra ``evald[kafka]``):
   max_record_size   records larger than this are dropped as ``permanent_error`` (default 1 MiB)
   timeout           per-attempt deadline of one batch (default 10s)
   sending_queue, retry_on_failure   the shared sending helper's blocks (evald/exporters/sending_policy.py)
+  auth              ``sasl`` and ``tls`` as the kafka receiver's (evald/receivers/kafka_config.py); ``tls`` holds
+                    the Collector's configtls client keys (evald/config/tls_client.py); default plaintext
 
 Record: value = ``ScoredCase.to_json_line()`` as UTF-8 JSON (docs/replay-format.md), key = the trace id (lowercase
 hex), so every score of one trace lands in one partition, as the Collector's ``partition_traces_by_id`` does.
@@ -38,6 +40,7 @@ from evald.exporters.acks import current_ack
 from evald.exporters.sending import SendingQueue
 from evald.exporters.sending_policy import RetryableError, RetryOnFailureConfig, SendingQueueConfig
 from evald.model import ScoredCase
+from evald.receivers.kafka_config import KafkaAuthConfig, security_options
 from evald.telemetry import Telemetry
 
 logger = logging.getLogger(__name__)
@@ -55,6 +58,7 @@ class KafkaExporterConfig(ComponentConfig):
     timeout: Duration = Field(10.0, gt=0, description="Deadline of one send attempt (a batch of records).")
     sending_queue: SendingQueueConfig = Field(SendingQueueConfig(), description="Bounded queue of records.")
     retry_on_failure: RetryOnFailureConfig = Field(RetryOnFailureConfig(), description="Backoff on broker errors.")
+    auth: KafkaAuthConfig = Field(KafkaAuthConfig(), description="SASL and TLS (as the kafka receiver's `auth`).")
 
 
 def encode_records(batch: Sequence[ScoredCase]) -> list[Record]:
@@ -124,7 +128,7 @@ class KafkaExporter:
 
         cfg = self.config
         producer = AIOKafkaProducer(
-            bootstrap_servers=cfg.brokers, client_id=cfg.client_id, acks="all",
+            **security_options(cfg.auth), bootstrap_servers=cfg.brokers, client_id=cfg.client_id, acks="all",
             compression_type=None if cfg.compression == "none" else cfg.compression,
             max_request_size=max(cfg.max_record_size * 2, 1 << 20), request_timeout_ms=int(cfg.timeout * 1000),
         )

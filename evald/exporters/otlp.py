@@ -5,8 +5,11 @@ Config keys (``exporters.otlp[/name]``):
                          ``localhost:4318`` for http/protobuf); a scheme decides plaintext (http) or TLS (https)
   protocol               ``grpc`` (default) or ``http/protobuf`` (``/v1/metrics`` and ``/v1/logs`` are appended)
   headers                extra request headers / gRPC metadata; put secrets in ``${env:VAR}``, never logged
-  tls                    ``insecure`` (plaintext when the endpoint has no scheme), ``ca_file``, ``cert_file``,
-                         ``key_file`` (client certificate for mTLS; both or neither)
+  tls                    the Collector's configtls client keys (evald/config/tls_client.py): ``insecure``
+                         (plaintext when the endpoint has no scheme), ``ca_file``/``ca_pem``,
+                         ``cert_file``/``cert_pem`` + ``key_file``/``key_pem`` (mTLS), ``server_name_override``,
+                         ``insecure_skip_verify``, ``min_version``/``max_version``, ``reload_interval``; with
+                         ``grpc`` the last three (and the versions) are refused: grpc's Python credentials lack them
   compression            ``gzip`` (default) or ``none``; ``metrics`` / ``events``: switch either signal off
   timeout                deadline of one export attempt, the SDK exporter's own quick retries included (default 10s)
   export_interval        how often the metrics are pushed (default 15s)
@@ -41,7 +44,6 @@ import importlib.util
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, Self
 from urllib.parse import urlparse
 
@@ -49,6 +51,7 @@ from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportRes
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from evald.config.base import ComponentConfig, Duration
+from evald.config.tls_client import ClientTLSConfig
 from evald.errors import PermanentError
 from evald.exporters.acks import current_ack
 from evald.exporters.otlp_support import (
@@ -89,30 +92,6 @@ def _extra_installed(module: str) -> bool:
         return False
 
 
-class OTLPTLSConfig(ComponentConfig):
-    insecure: bool = Field(
-        False, description="Plaintext when `endpoint` has no scheme (an http:// or https:// scheme decides itself)."
-    )
-    ca_file: str | None = Field(None, description="PEM file of the CA that signed the server's certificate.")
-    cert_file: str | None = Field(None, description="PEM client certificate for mTLS (needs `key_file`).")
-    key_file: str | None = Field(None, description="PEM private key of `cert_file`.")
-
-    @field_validator("ca_file", "cert_file", "key_file")
-    @classmethod
-    def _file_exists(cls, value: str | None) -> str | None:
-        if value is not None and not Path(value).is_file():
-            raise ValueError(f"{value!r} is not a readable file")
-        return value
-
-    @model_validator(mode="after")
-    def _check_pairs(self) -> Self:
-        if (self.cert_file is None) != (self.key_file is None):
-            raise ValueError("`cert_file` and `key_file` go together (client certificate and its key)")
-        if self.insecure and (self.ca_file or self.cert_file):
-            raise ValueError("`insecure: true` cannot be combined with `ca_file`/`cert_file`")
-        return self
-
-
 class OTLPExporterConfig(ComponentConfig):
     endpoint: str | None = Field(
         None, description="`host:port` or `http(s)://host:port[/prefix]`; default localhost:4317 (grpc) / :4318."
@@ -121,7 +100,9 @@ class OTLPExporterConfig(ComponentConfig):
     headers: dict[str, SecretStr] = Field(
         default_factory=dict, description="Request headers (gRPC metadata); use `${env:VAR}` for secrets."
     )
-    tls: OTLPTLSConfig = Field(default_factory=OTLPTLSConfig, description="TLS settings.")
+    tls: ClientTLSConfig = Field(
+        default_factory=ClientTLSConfig, description="Client TLS: the Collector's configtls client keys."
+    )
     compression: Literal["gzip", "none"] = Field("gzip", description="Payload compression.")
     timeout: Duration = Field(
         10.0, gt=0, description="Deadline of one export attempt, the SDK exporter's quick retries included."
@@ -166,8 +147,12 @@ class OTLPExporterConfig(ComponentConfig):
             )
         if not (self.metrics or self.events):
             raise ValueError("`metrics` and `events` are both false: nothing to send")
-        if self.endpoint and self.endpoint.startswith("http://") and (self.tls.ca_file or self.tls.cert_file):
-            raise ValueError("an http:// endpoint is plaintext: drop `tls.ca_file`/`tls.cert_file` or use https://")
+        tls_keys = sorted(self.tls.model_fields_set - {"insecure"})
+        if self.endpoint and self.endpoint.startswith("http://") and tls_keys:
+            raise ValueError(f"an http:// endpoint is plaintext: drop {', '.join(f'`tls.{k}`' for k in tls_keys)} "
+                             "or use https://")
+        if self.protocol == "grpc" and (grpc_problems := self.tls.supported_by_grpc("tls.")):
+            raise ValueError("; ".join(grpc_problems))
         if self.protocol == "grpc" and "://" in (self.endpoint or "") and urlparse(self.endpoint).path not in ("", "/"):
             raise ValueError(f"a grpc endpoint has no path ({self.endpoint!r}); paths are for http/protobuf")
         if self.endpoint and self.endpoint.startswith("https://") and self.tls.insecure:

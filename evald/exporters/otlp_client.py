@@ -41,13 +41,6 @@ def _base_url(config: OTLPExporterConfig) -> tuple[str, bool]:
     return f"{'https' if secure else 'http'}://{endpoint}", secure
 
 
-def _read(path: str | None) -> bytes | None:
-    if path is None:
-        return None
-    with open(path, "rb") as fh:
-        return fh.read()
-
-
 def _headers(config: OTLPExporterConfig) -> dict[str, str]:
     return {k: v.get_secret_value() for k, v in config.headers.items()}
 
@@ -57,7 +50,7 @@ def build_exporters(config: OTLPExporterConfig) -> tuple[MetricExporter | None, 
     url, secure = _base_url(config)
     if config.protocol == "grpc":
         return _grpc_exporters(config, url, secure)
-    return _http_exporters(config, url)
+    return _http_exporters(config, url, secure)
 
 
 def _grpc_exporters(
@@ -67,38 +60,47 @@ def _grpc_exporters(
     from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
     from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
 
-    credentials = None
+    credentials, options = None, None
     if secure:
-        credentials = grpc.ssl_channel_credentials(
-            root_certificates=_read(config.tls.ca_file),
-            private_key=_read(config.tls.key_file),
-            certificate_chain=_read(config.tls.cert_file),
-        )
+        ca, cert, key = config.tls.read_pem()
+        credentials = grpc.ssl_channel_credentials(root_certificates=ca, private_key=key, certificate_chain=cert)
+        if config.tls.server_name_override:
+            # grpc checks the server's certificate against (and sends as SNI) this name instead of the host
+            options = (("grpc.ssl_target_name_override", config.tls.server_name_override),)
     compression = grpc.Compression.Gzip if config.compression == "gzip" else grpc.Compression.NoCompression
     # gRPC metadata keys must be lowercase
     headers = {k.lower(): v for k, v in _headers(config).items()}
     common = {
         "endpoint": url, "insecure": not secure, "credentials": credentials, "headers": headers,
-        "timeout": config.timeout, "compression": compression,
+        "timeout": config.timeout, "compression": compression, "channel_options": options,
     }
     metrics = OTLPMetricExporter(**common) if config.metrics else None
     logs = OTLPLogExporter(**common) if config.events else None
     return metrics, logs
 
 
-def _http_exporters(config: OTLPExporterConfig, url: str) -> tuple[MetricExporter | None, LogRecordExporter | None]:
+def _http_exporters(
+    config: OTLPExporterConfig, url: str, secure: bool
+) -> tuple[MetricExporter | None, LogRecordExporter | None]:
     from opentelemetry.exporter.otlp.proto.http import Compression
     from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
     from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 
+    from evald.config.tls_client_context import requests_session
+
     base = url.rstrip("/")
-    common = {
-        "certificate_file": config.tls.ca_file, "client_key_file": config.tls.key_file,
-        "client_certificate_file": config.tls.cert_file, "headers": _headers(config), "timeout": config.timeout,
-        "compression": Compression.Gzip if config.compression == "gzip" else Compression.NoCompression,
-    }
-    metrics = OTLPMetricExporter(endpoint=f"{base}/v1/metrics", **common) if config.metrics else None  # type: ignore[arg-type]
-    logs = OTLPLogExporter(endpoint=f"{base}/v1/logs", **common) if config.events else None  # type: ignore[arg-type]
+    headers = _headers(config)
+    compression = Compression.Gzip if config.compression == "gzip" else Compression.NoCompression
+    # https: one session per SDK exporter whose TLS is the `tls` block alone (evald/config/tls_client_context.py)
+    metrics = logs = None
+    if config.metrics:
+        session = requests_session(config.tls) if secure else None
+        metrics = OTLPMetricExporter(endpoint=f"{base}/v1/metrics", session=session, headers=headers,
+                                     timeout=config.timeout, compression=compression)
+    if config.events:
+        session = requests_session(config.tls) if secure else None
+        logs = OTLPLogExporter(endpoint=f"{base}/v1/logs", session=session, headers=headers, timeout=config.timeout,
+                               compression=compression)
     return metrics, logs
 
 

@@ -18,12 +18,13 @@ Config keys (``receivers: kafka[/<name>]:``), mirroring the Collector's ``kafkar
         dead_letter: null                 # e.g. {topic: otlp_spans_dlq, brokers: null}; see kafka_dlq.py
         auth:
           sasl: {mechanism: PLAIN, username: u, password: p}   # PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512
-          tls: {ca_file: ca.pem, cert_file: c.pem, key_file: k.pem, insecure_skip_verify: false}
+          tls: {ca_file: ca.pem, cert_file: c.pem, key_file: k.pem}  # the Collector's configtls client keys:
+          # ca_pem, cert_pem, key_pem, insecure (plaintext), insecure_skip_verify, server_name_override,
+          # min_version, max_version, reload_interval (evald/config/tls_client.py)
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -31,6 +32,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 from pydantic import Field, model_validator
 
 from evald.config.base import ComponentConfig, Duration
+from evald.config.tls_client import ClientTLSConfig
 from evald.receivers.kafka_dlq import DeadLetterConfig
 from evald.receivers.kafka_logs import quiet_aiokafka_logs
 from evald.telemetry import Telemetry, shared_instruments
@@ -71,22 +73,16 @@ class KafkaSASLConfig(ComponentConfig):
     password: str = Field(..., description="SASL password (use `${env:VAR}`).")
 
 
-class KafkaTLSConfig(ComponentConfig):
-    ca_file: str | None = Field(None, description="PEM file of the CA that signed the brokers' certificates.")
-    cert_file: str | None = Field(None, description="Client certificate (PEM) for mutual TLS.")
-    key_file: str | None = Field(None, description="Client key (PEM) for mutual TLS.")
-    insecure_skip_verify: bool = Field(False, description="Do not verify the brokers' certificates (testing only).")
-
-    @model_validator(mode="after")
-    def _pair(self) -> KafkaTLSConfig:
-        if bool(self.cert_file) != bool(self.key_file):
-            raise ValueError("`cert_file` and `key_file` must be set together")
-        return self
+#: The Kafka ``auth.tls`` block: the Collector's configtls client keys (evald/config/tls_client.py).
+KafkaTLSConfig = ClientTLSConfig
 
 
 class KafkaAuthConfig(ComponentConfig):
     sasl: KafkaSASLConfig | None = Field(None, description="SASL authentication; `null` (default) disables it.")
-    tls: KafkaTLSConfig | None = Field(None, description="TLS to the brokers; `null` (default) is plaintext.")
+    tls: ClientTLSConfig | None = Field(
+        None, description="TLS to the brokers (the Collector's configtls client keys); `null` (default) or "
+        "`insecure: true` is plaintext."
+    )
 
 
 class KafkaReceiverConfig(ComponentConfig):
@@ -198,17 +194,14 @@ def security_options(auth: KafkaAuthConfig) -> dict[str, Any]:
     (kafka_logs.py): a broker outage would otherwise log dozens of ERROR lines per second."""
     quiet_aiokafka_logs()
     options: dict[str, Any] = {}
-    tls, sasl = auth.tls, auth.sasl
+    sasl = auth.sasl
+    tls = auth.tls if auth.tls is not None and not auth.tls.insecure else None
     if tls is not None:
-        helpers = importlib.import_module("aiokafka.helpers")  # untyped: used as Any
+        from evald.config.tls_client_context import client_ssl_context
 
-        context = helpers.create_ssl_context(cafile=tls.ca_file, certfile=tls.cert_file, keyfile=tls.key_file)
-        if tls.insecure_skip_verify:
-            import ssl
-
-            context.check_hostname = False
-            context.verify_mode = ssl.CERT_NONE
-        options["ssl_context"] = context
+        # server_name_override and reload_interval live in the context's wrap_bio, which aiokafka's asyncio
+        # connections call for every new broker connection
+        options["ssl_context"] = client_ssl_context(tls)
     if sasl is not None:
         options.update(sasl_mechanism=sasl.mechanism, sasl_plain_username=sasl.username,
                        sasl_plain_password=sasl.password)

@@ -26,7 +26,7 @@ def test_defaults_mirror_the_collector() -> None:
         ({"logs": {"topic": "otlp_spans"}}, "must differ"),
         ({"session_timeout": "1s", "heartbeat_interval": "2s"}, "shorter"),
         ({"traces": {"topic": "t", "encoding": "jaeger_proto"}}, "otlp_json"),
-        ({"auth": {"tls": {"cert_file": "c.pem"}}}, "together"),
+        ({"auth": {"tls": {"cert_file": "c.pem"}}}, "`key_file` is missing"),
         ({"bogus": 1}, "Extra inputs"),
     ],
 )

@@ -1,0 +1,217 @@
+"""Client-side TLS for evald's outgoing connections: the ``tls`` block of the otlp exporter and of Kafka ``auth``.
+
+Config keys (the Collector's configtls client keys, same names and rules)::
+
+    tls:
+      insecure: false              # true: plaintext (no other key may be set then)
+      ca_file: /etc/evald/ca.crt   # CA bundle that signs the server's certificate (or ca_pem: inline PEM);
+                                   # neither: the system's trust store
+      cert_file: null              # client certificate chain for mTLS (or cert_pem); needs key_file / key_pem
+      key_file: null               # its private key, PEM, unencrypted (or key_pem)
+      insecure_skip_verify: false  # TLS without checking the server's certificate (testing only)
+      server_name_override: null   # the name sent as SNI and checked in the server's certificate
+      min_version: "1.2"           # "1.2" | "1.3"
+      max_version: null            # "1.2" | "1.3"; null: the highest the library supports
+      reload_interval: null        # e.g. 1m: re-read changed files for new connections (tls_client_context.py)
+
+Which keys a transport supports is checked by its component: grpc's Python channel credentials cannot skip
+verification, set TLS versions or change the certificate of a live channel, so the otlp exporter refuses
+``insecure_skip_verify``, a non-default ``min_version``/``max_version`` and ``reload_interval`` with
+``protocol: grpc`` (``supported_by_grpc``).
+
+Failure semantics: every problem is a config error at load time, naming the key: a file and an inline PEM for the
+same thing, a key without a certificate (or the reverse), ``insecure: true`` with any TLS setting, a file that
+cannot be read, PEM that does not parse, a key that does not match its certificate, a CA holding no certificate,
+``min_version`` above ``max_version``. At run time a server whose certificate does not verify fails the handshake
+of that connection; the component retries as it does for any network error.
+"""
+
+from __future__ import annotations
+
+import ssl
+import tempfile
+from pathlib import Path
+from typing import Any, Literal, Self
+
+from pydantic import Field, field_validator, model_validator
+
+from evald.config.base import ComponentConfig, Duration
+
+VERSIONS = {"1.2": ssl.TLSVersion.TLSv1_2, "1.3": ssl.TLSVersion.TLSv1_3}
+_SOURCES = (("ca_file", "ca_pem"), ("cert_file", "cert_pem"), ("key_file", "key_pem"))
+#: Keys that configure TLS: none may be set with ``insecure: true`` (plaintext).
+_TLS_KEYS = ("ca_file", "ca_pem", "cert_file", "cert_pem", "key_file", "key_pem", "insecure_skip_verify",
+             "server_name_override", "min_version", "max_version", "reload_interval")
+
+
+class ClientTLSConfig(ComponentConfig):
+    insecure: bool = Field(False, description="Plaintext: no TLS at all (no other `tls` key may be set then).")
+    ca_file: str | None = Field(
+        None, description="PEM CA bundle that signs the server's certificate; unset: the system's trust store."
+    )
+    ca_pem: str | None = Field(None, description="The CA bundle as inline PEM (instead of `ca_file`).")
+    cert_file: str | None = Field(None, description="PEM client certificate chain for mTLS (needs `key_file`).")
+    cert_pem: str | None = Field(None, description="The client certificate as inline PEM (instead of `cert_file`).")
+    key_file: str | None = Field(None, description="PEM private key of the client certificate (unencrypted).")
+    key_pem: str | None = Field(None, description="The private key as inline PEM (instead of `key_file`).")
+    insecure_skip_verify: bool = Field(
+        False, description="TLS without verifying the server's certificate or name (testing only)."
+    )
+    server_name_override: str | None = Field(
+        None, min_length=1, description="Name sent as SNI and checked in the server's certificate (default: the host)."
+    )
+    min_version: Literal["1.2", "1.3"] = Field("1.2", description="Lowest TLS version offered.")
+    max_version: Literal["1.2", "1.3"] | None = Field(
+        None, description="Highest TLS version offered; `null`: the highest supported."
+    )
+    reload_interval: Duration | None = Field(
+        None, description="Check the files for changes at most this often and use the new CA, certificate and key "
+        "for new connections; `null`/0: read once at start."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _pairs(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        if data.get("insecure") is True:
+            clash = [k for k in _TLS_KEYS if data.get(k) not in (None, False)]
+            if clash:
+                keys = ", ".join(f"`{k}`" for k in clash)
+                raise ValueError(f"`insecure: true` means plaintext, so {keys} cannot apply: remove "
+                                 f"{'it' if len(clash) == 1 else 'them'}, or drop `insecure` to use TLS")
+        for file_key, pem_key in _SOURCES:
+            if data.get(file_key) and data.get(pem_key):
+                raise ValueError(f"set `{file_key}` or `{pem_key}`, not both")
+        has_cert = bool(data.get("cert_file") or data.get("cert_pem"))
+        has_key = bool(data.get("key_file") or data.get("key_pem"))
+        if has_key and not has_cert:
+            raise ValueError("`key_file` is set but `cert_file` is missing: a client certificate needs both "
+                             "(or `cert_pem`)")
+        if has_cert and not has_key:
+            raise ValueError("`cert_file` is set but `key_file` is missing: a client certificate needs both "
+                             "(or `key_pem`)")
+        return data
+
+    @field_validator("ca_file", "cert_file", "key_file")
+    @classmethod
+    def _readable(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not value.strip():
+            raise ValueError("must be a file path, not an empty string")
+        try:
+            with Path(value).open("rb"):
+                pass
+        except OSError as err:
+            raise ValueError(f"cannot read {value!r}: {err.strerror or err}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _loads(self) -> Self:
+        if self.max_version is not None and VERSIONS[self.max_version] < VERSIONS[self.min_version]:
+            raise ValueError(f"`min_version` {self.min_version} is above `max_version` {self.max_version}")
+        if not self.insecure:
+            build_client_context(self)  # reads and checks every file and PEM, naming the key
+        return self
+
+    @property
+    def has_client_certificate(self) -> bool:
+        return bool(self.cert_file or self.cert_pem)
+
+    @property
+    def has_ca(self) -> bool:
+        return bool(self.ca_file or self.ca_pem)
+
+    def files(self) -> tuple[str, ...]:
+        """The files this config reads (what a reload watches)."""
+        return tuple(f for f in (self.ca_file, self.cert_file, self.key_file) if f)
+
+    def read_pem(self) -> tuple[bytes | None, bytes | None, bytes | None]:
+        """``(CA bundle, client certificate chain, private key)`` as PEM bytes, None where unset (for grpc)."""
+        def source(path: str | None, pem: str | None) -> bytes | None:
+            return Path(path).read_bytes() if path else pem.encode() if pem else None
+
+        return (source(self.ca_file, self.ca_pem), source(self.cert_file, self.cert_pem),
+                source(self.key_file, self.key_pem))
+
+    def supported_by_grpc(self, prefix: str = "") -> list[str]:
+        """Problems with this config on a grpc channel (empty when it can be used), each naming its key (after
+        ``prefix``, e.g. ``tls.``)."""
+        p = prefix
+        problems = []
+        if self.insecure_skip_verify:
+            problems.append(f"`{p}insecure_skip_verify` is not supported with protocol grpc (grpc's Python channel "
+                            "credentials always verify the server): use `ca_file`/`ca_pem` with the server's CA, "
+                            "or protocol http/protobuf")
+        if self.min_version != "1.2" or self.max_version is not None:
+            problems.append(f"`{p}min_version`/`{p}max_version` are not supported with protocol grpc (grpcio has no "
+                            "client option for the TLS version; it offers 1.2 and 1.3): remove them, or use "
+                            "protocol http/protobuf")
+        if self.reload_interval and self.files():
+            problems.append(f"`{p}reload_interval` is not supported with protocol grpc (grpc's Python channel "
+                            "credentials are fixed when the channel is made): remove it (files are read at start), "
+                            "or use protocol http/protobuf")
+        return problems
+
+
+def build_client_context(config: ClientTLSConfig, context: ssl.SSLContext | None = None) -> ssl.SSLContext:
+    """Configure ``context`` (default: a new client context) from the files and PEM as they are now.
+
+    Raises ``ValueError`` naming the key whose file or PEM cannot be used.
+    """
+    context = context if context is not None else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.minimum_version = VERSIONS[config.min_version]
+    if config.max_version is not None:
+        context.maximum_version = VERSIONS[config.max_version]
+    if config.has_ca:
+        ca_key = "ca_file" if config.ca_file else "ca_pem"
+        try:
+            if config.ca_file:
+                context.load_verify_locations(cafile=config.ca_file)
+            else:
+                context.load_verify_locations(cadata=config.ca_pem)
+        except (ssl.SSLError, OSError, ValueError) as err:
+            raise ValueError(f"cannot use `{ca_key}`{_files(config.ca_file)}: {_reason(err)}") from None
+        if not context.get_ca_certs():
+            raise ValueError(f"`{ca_key}`{_files(config.ca_file)} holds no CA certificate")
+    else:
+        context.load_default_certs(ssl.Purpose.SERVER_AUTH)
+    if config.has_client_certificate:
+        cert_key = "cert_file" if config.cert_file else "cert_pem"
+        key_key = "key_file" if config.key_file else "key_pem"
+        try:
+            _load_chain(context, config)
+        except (ssl.SSLError, OSError) as err:
+            raise ValueError(
+                f"cannot use `{cert_key}` with `{key_key}` (not PEM, or the key does not match the certificate)"
+                f"{_files(config.cert_file, config.key_file)}: {_reason(err)}"
+            ) from None
+    if config.insecure_skip_verify:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+def _load_chain(context: ssl.SSLContext, config: ClientTLSConfig) -> None:
+    """``load_cert_chain`` reads only files: inline PEM goes through a private temporary directory, removed at once."""
+    if config.cert_file and config.key_file:
+        context.load_cert_chain(config.cert_file, config.key_file)
+        return
+    _, cert, key = config.read_pem()
+    assert cert is not None and key is not None  # _pairs
+    with tempfile.TemporaryDirectory(prefix="evald-tls-") as directory:  # mode 0700
+        cert_path, key_path = Path(directory) / "tls.crt", Path(directory) / "tls.key"
+        cert_path.write_bytes(cert if config.cert_pem else b"")
+        key_path.touch(mode=0o600)
+        key_path.write_bytes(key)
+        context.load_cert_chain(config.cert_file or cert_path, config.key_file or key_path)
+
+
+def _files(*paths: str | None) -> str:
+    named = [repr(p) for p in paths if p]
+    return f" ({', '.join(named)})" if named else ""
+
+
+def _reason(err: Exception) -> str:
+    return str(getattr(err, "reason", None) or getattr(err, "strerror", None) or err)
