@@ -21,6 +21,10 @@ Behaviour:
   * Each attempt runs under ``timeout``. A failure other than a permanent one is retried after the server's hint
     (a positive Retry-After; it also pauses every other consumer of the exporter) or else a jittered backoff,
     until ``retry_on_failure.max_elapsed_time`` after the batch's first attempt.
+  * A send that raises :class:`~evald.exporters.sending_policy.SendSingly` (the server takes one item per request)
+    makes the helper take one item per batch from then on and send the refused batch's items as batches of one,
+    concurrently, each after its own rate-limit token and with its own retries; nothing is counted for the refused
+    request. At most ``num_consumers`` batches are in flight at any time, these included.
   * ``shutdown(timeout)`` stops accepting, keeps sending (and retrying while the retry fits in the deadline) until
     the queue is empty or the deadline passes, then cancels what is in flight and counts the rest as ``shutdown``
     (a persistent queue keeps the rest on disk for the next start instead; nothing is counted).
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import random
 import time
@@ -50,6 +55,7 @@ from evald.exporters.sending_policy import (
     PartiallyRejected,
     RetryOnFailureConfig,
     SendingQueueConfig,
+    SendSingly,
     TokenBucket,
     backoff_delay,
     classify_error,
@@ -110,7 +116,9 @@ class SendingQueue(Generic[T]):
             from evald.exporters.persistent_queue import SqliteBuffer
 
             self._buffer = SqliteBuffer(queue.storage, exporter_id, codec, self._size_of)
-        self._inflight: dict[int, list[Entry[T]]] = {}
+        self._inflight: dict[int, list[Entry[T]]] = {}  # by consumer index, or a key >= num_consumers (SendSingly)
+        self._keys = itertools.count(queue.num_consumers)
+        self._slots = asyncio.Semaphore(queue.num_consumers)  # batches in flight at most
         self._not_empty = asyncio.Event()
         self._stopping = asyncio.Event()
         self._blocked_until = 0.0
@@ -216,20 +224,44 @@ class SendingQueue(Generic[T]):
                     return
                 self._not_empty.clear()
                 await self._not_empty.wait()
-            await self._wait_gate()
-            batch = await self._buffer.take(self._batch_size, self._max_bytes)
-            self._size_gauge.set(self._buffer.count)
-            self._intake.room_made()
-            if not batch:  # another consumer emptied the queue meanwhile
-                if self._limiter is not None:
-                    self._limiter.refund()
-                continue
-            self._inflight[index] = batch
-            try:
-                await self._deliver(index, batch)
-            except Exception:  # a bug here must not end the consumer
-                await self._finish(index, dropped=("permanent_error", len(batch)))
-                logger.exception("exporter %s: unexpected error while sending", self.exporter_id)
+            async with self._slots:
+                await self._wait_gate()
+                batch = await self._buffer.take(self._batch_size, self._max_bytes)
+                self._size_gauge.set(self._buffer.count)
+                self._intake.room_made()
+                if not batch:  # another consumer emptied the queue meanwhile
+                    if self._limiter is not None:
+                        self._limiter.refund()
+                    continue
+                self._inflight[index] = batch
+                singly = await self._guarded(index)
+            if singly:  # outside the slot: the items take slots of their own
+                await self._send_singly(index)
+
+    async def _guarded(self, key: int, single: bool = False) -> bool:
+        """Deliver ``_inflight[key]``; True when the server asked for one item per request (:class:`SendSingly`)."""
+        entries = self._inflight.get(key, [])
+        try:
+            return await self._deliver(key, entries, single)
+        except Exception:  # a bug here must not end the consumer
+            await self._finish(key, dropped=("permanent_error", len(entries)))
+            logger.exception("exporter %s: unexpected error while sending", self.exporter_id)
+            return False
+
+    async def _send_singly(self, index: int) -> None:
+        """Send each item of the batch ``index`` holds as a batch of one, concurrently (each under a slot and its own
+        rate-limit token: the refused request used the batch's); the items stay in flight until each is finished."""
+        keys = []
+        for entry in self._inflight.pop(index, []):
+            keys.append(next(self._keys))
+            self._inflight[keys[-1]] = [entry]
+
+        async def one(key: int) -> None:
+            async with self._slots:
+                await self._wait_gate()
+                await self._guarded(key, single=True)
+
+        await asyncio.gather(*(one(key) for key in keys))
 
     async def _wait_gate(self) -> None:
         """Honour a server's pause (Retry-After seen by any consumer), then the rate limit."""
@@ -239,7 +271,7 @@ class SendingQueue(Generic[T]):
         if self._limiter is not None:
             await self._limiter.acquire()
 
-    async def _deliver(self, index: int, entries: list[Entry[T]]) -> None:
+    async def _deliver(self, index: int, entries: list[Entry[T]], single: bool = False) -> bool:
         first_attempt = self._clock()
         batch = [e.item for e in entries]
         retry = 0
@@ -253,21 +285,27 @@ class SendingQueue(Generic[T]):
                 rejected = min(max(err.rejected, 0), len(batch))
                 await self._finish(index, sent=len(batch) - rejected, dropped=("permanent_error", rejected),
                                    why=str(err))
-                return
+                return False
+            except SendSingly as err:
+                if single:  # refused alone too: it can never be sent
+                    await self._finish(index, dropped=("permanent_error", len(batch)), why=str(err))
+                    return False
+                self._batch_size = 1
+                return True
             except PermanentError as err:
                 await self._finish(index, dropped=("permanent_error", len(batch)), why=str(err))
-                return
+                return False
             except Exception as err:
                 hint, reason = classify_error(err)
                 if not self._retry.enabled:
                     await self._finish(index, dropped=("retries_exhausted", len(batch)), why=describe_error(err))
-                    return
+                    return False
                 # the server's hint wins; none (or 0, which would spin) means our own backoff
                 delay = hinted_delay(hint, self._rng) if hint else backoff_delay(retry, self._retry, self._rng)
                 now = self._clock()
                 if self._retry.max_elapsed_time and now + delay - first_attempt > self._retry.max_elapsed_time:
                     await self._finish(index, dropped=("retries_exhausted", len(batch)), why=describe_error(err))
-                    return
+                    return False
                 self._retries.labels(self.exporter_id, reason).inc()
                 self._log.log(logging.WARNING, f"retry:{self.exporter_id}:{reason}",
                               "exporter %s: send failed (%s), retrying in %.2fs", self.exporter_id,
@@ -281,10 +319,10 @@ class SendingQueue(Generic[T]):
                     else:
                         await self._finish(index, dropped=("shutdown", len(batch)),
                                            why="retry would pass the deadline")
-                    return
+                    return False
             else:
                 await self._finish(index, sent=len(batch))
-                return
+                return False
 
     async def _sleep(self, delay: float) -> bool:
         """Sleep ``delay``; False (at once) when shutdown starts and the wait would end past its deadline."""

@@ -9,7 +9,8 @@ Config blocks (Collector exporterhelper names, reused by every network exporter)
 
 Error kinds a ``send(batch)`` coroutine raises: :class:`RetryableError` (with an optional server ``retry_after``),
 :class:`evald.errors.PermanentError` (never retried) and :class:`PartiallyRejected` (the server took part of the
-batch and refused the rest for good). Any other exception, including a per-attempt timeout, is retryable.
+batch and refused the rest for good), and :class:`SendSingly` (the server refused the batch for its form: it takes
+one item per request). Any other exception, including a per-attempt timeout, is retryable.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from evald.errors import EvaldError, PermanentError
 
 __all__ = [
     "PartiallyRejected", "PermanentError", "QueueStorageConfig", "RetryOnFailureConfig", "RetryableError",
-    "SendingQueueConfig",
+    "SendSingly", "SendingQueueConfig",
     "TokenBucket", "backoff_delay", "parse_retry_after",
 ]
 
@@ -53,6 +54,12 @@ class PartiallyRejected(PermanentError):
     def __init__(self, message: str, rejected: int) -> None:
         super().__init__(message)
         self.rejected = rejected
+
+
+class SendSingly(EvaldError):
+    """The server refused the batch for its form, not its content: it takes one item per request (e.g. a Langfuse
+    server without batched scores). The helper sends this batch's items again one per request and takes one item
+    per batch from then on; the refused request counts neither as a retry nor as a drop."""
 
 
 class QueueStorageConfig(ComponentConfig):
