@@ -8,8 +8,9 @@ Config keys (``exporters.langfuse[/name]``):
                          ``langfuse``); default: none sent (Langfuse shows ``default``)
   timeout                deadline of one HTTP attempt (default 5s)
   rate_limit_per_minute  client-side limit on requests (default 30, Langfuse Cloud's smallest plan; 0 = none)
-  batch_size             scores per request (default 100); ``1`` sends one JSON object per request, the form
-                         Langfuse servers without batched scores accept
+  batch_size             scores per request (default 100), sent as a JSON array; ``1`` sends one JSON object per
+                         request from the start (the form a Langfuse server without batched scores takes; with a
+                         larger batch_size evald finds that out by itself, see "Object mode")
   sending_queue, retry_on_failure   the shared helper's blocks (evald/exporters/sending_policy.py): a full
                          queue makes the pipeline wait by default (``block_on_overflow``); ``storage`` keeps the
                          queue on disk across restarts
@@ -21,10 +22,20 @@ Wire: ``POST {host}/api/public/scores`` with a JSON array of score bodies (evald
 at most 1,000,000 bytes per request (the endpoint's body limit per the Langfuse SDK). Langfuse Python SDK 5 sends
 the same array; the server answers 202 (all accepted) or 207 with ``{accepted, rejected, errors}``.
 
+Object mode: the Langfuse server code of August 2026 takes one JSON object on that route and answers an array with
+400 ``{"message": "Invalid request data", "error": [{"code": "invalid_type", "expected": "object", "path": [],
+...}]}`` (its zod body schema). Such an answer to an array (any 4xx whose body says a root-level object was
+expected) switches the exporter to one object per request for the rest of its life (one exporter = one host): the
+refused batch's scores are sent again one per request, concurrently, as are all later scores, at most
+``sending_queue.num_consumers`` requests at once and each after its own rate-limit token (the shared helper's
+:class:`SendSingly`). Nothing is dropped or counted as a retry for the refused request; the switch is counted in
+``evald_exporter_langfuse_mode_switches_total{exporter,mode="object"}`` and logged once as a WARNING.
+
 Failure semantics: 2xx = sent; 207 = the rejected count is dropped as ``permanent_error`` and not retried (the
 response does not say which scores failed; the SDK does not retry either); 429 and 5xx honour ``Retry-After``
 (seconds or HTTP date) and are retried, as are 408, network errors and timeouts; other 4xx (bad body, bad keys)
-are ``permanent_error``. Scores are upserted on their deterministic ids, so a retry never duplicates a score.
+are ``permanent_error`` in either mode (only the array/object mismatch above switches modes). Scores are upserted
+on their deterministic ids, so a retry never duplicates a score.
 """
 
 from __future__ import annotations
@@ -35,6 +46,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 import httpx
+from prometheus_client import CollectorRegistry, Counter
 from pydantic import Field, SecretStr, field_validator
 
 from evald import __version__
@@ -49,11 +61,12 @@ from evald.exporters.sending_policy import (
     RetryableError,
     RetryOnFailureConfig,
     SendingQueueConfig,
+    SendSingly,
     TokenBucket,
     parse_retry_after,
 )
 from evald.model import ScoredCase
-from evald.telemetry import RateLimitedLog, Telemetry
+from evald.telemetry import RateLimitedLog, Telemetry, shared_instruments
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +74,9 @@ SCORES_PATH = "/api/public/scores"
 #: POST /api/public/scores body limit (Langfuse Python SDK 5: "the default Next.js body limit of 1 MiB").
 MAX_BODY_BYTES = 1_000_000
 _ENVIRONMENT_RE = re.compile(r"^[a-z0-9_-]+$")
+#: A validation message saying the body should have been an object (zod 3: "Expected object, received array").
+_OBJECT_EXPECTED = re.compile(
+    r"expected (an? )?object,? (but )?(received|got) (an? )?array|(body|request) must be (an? )?object", re.IGNORECASE)
 
 
 class LangfuseExporterConfig(ComponentConfig):
@@ -106,6 +122,9 @@ class LangfuseExporter:
         self._client: httpx.AsyncClient | None = None
         self._log = RateLimitedLog(logger)
         limiter = TokenBucket(config.rate_limit_per_minute) if config.rate_limit_per_minute > 0 else None
+        self._limiter = limiter
+        self._objects = config.batch_size == 1  # one JSON object per request (object mode)
+        self._switches = shared_instruments(telemetry.registry, _mode_switches).labels(component_id, "object")
         self._queue: SendingQueue[bytes] = SendingQueue(
             component_id, self._send, telemetry, queue=config.sending_queue, retry=config.retry_on_failure,
             timeout=config.timeout, batch_size=config.batch_size, max_batch_bytes=MAX_BODY_BYTES,
@@ -155,10 +174,19 @@ class LangfuseExporter:
                 await self._client.aclose()
                 self._client = None
 
+    @property
+    def object_mode(self) -> bool:
+        """True when the exporter sends one JSON object per request (``batch_size: 1``, or switched to it)."""
+        return self._objects
+
     async def _send(self, batch: list[bytes]) -> None:
         if self._client is None:
             raise RetryableError("exporter not started")
-        single = self.config.batch_size == 1 and len(batch) == 1
+        if self._objects and len(batch) > 1:  # taken before the switch: the helper sends it one by one
+            if self._limiter is not None:
+                self._limiter.refund()  # no request was made with this batch's token
+            raise SendSingly("Langfuse takes one score per request")
+        single = self._objects
         body = batch[0] if single else b"[" + b",".join(batch) + b"]"
         try:
             response = await self._client.post(SCORES_PATH, content=body)
@@ -168,8 +196,19 @@ class LangfuseExporter:
             raise RetryableError(f"{type(err).__name__}: {err}", reason="network") from err
         self._check(response, len(batch), single)
 
+    def _switch_to_objects(self, response: httpx.Response) -> None:
+        if not self._objects:
+            self._objects = True
+            self._switches.inc()
+            logger.warning("exporter %s: %s takes one score per request (HTTP %d to an array: %s); sending one "
+                           "JSON object per request from now on", self.id, self.config.host, response.status_code,
+                           _message(response))
+        raise SendSingly("Langfuse takes one score per request")
+
     def _check(self, response: httpx.Response, sent: int, single: bool) -> None:
         status = response.status_code
+        if not single and 400 <= status < 500 and status not in (401, 403, 408, 429) and expects_object(response):
+            self._switch_to_objects(response)
         if status == 207:
             rejected, errors = _partial_result(response, sent)
             raise PartiallyRejected(f"Langfuse rejected {rejected} of {sent} scores: {errors}", rejected)
@@ -184,10 +223,28 @@ class LangfuseExporter:
         if status in (401, 403):
             self._log.log(logging.ERROR, f"auth:{self.id}", "exporter %s: Langfuse refused the keys (HTTP %d): %s",
                           self.id, status, message)
-        elif status == 400 and not single:
-            self._log.log(logging.ERROR, f"bad:{self.id}", "exporter %s: HTTP 400 %s (if this Langfuse server "
-                          "predates batched scores, set batch_size: 1)", self.id, message)
         raise PermanentError(f"HTTP {status}: {message}")
+
+
+def _mode_switches(registry: CollectorRegistry) -> Counter:
+    return Counter("evald_exporter_langfuse_mode_switches", "Langfuse exporters that switched to one score per "
+                   "request (mode=object): the server refused a JSON array as not an object.",
+                   ["exporter", "mode"], registry=registry)
+
+
+def expects_object(response: httpx.Response) -> bool:
+    """Whether a 4xx answer to an array says the server wanted one object: a root-level zod issue expecting an
+    object (``path: []``), as Langfuse's body validation answers, or a message saying so."""
+    try:
+        data = response.json()
+    except ValueError:
+        return _OBJECT_EXPECTED.search(response.text[:2000]) is not None
+    issues = data.get("error") if isinstance(data, dict) else None
+    for issue in issues if isinstance(issues, list) else []:
+        if isinstance(issue, dict) and issue.get("path") == [] and issue.get("expected") == "object":
+            return True
+    message = data.get("message") if isinstance(data, dict) else None
+    return isinstance(message, str) and _OBJECT_EXPECTED.search(message) is not None
 
 
 def _message(response: httpx.Response) -> str:
