@@ -1,0 +1,214 @@
+"""The otlp exporter's client ``tls`` block against a real collector behind TLS: evald -> TLS (a test terminator on
+127.0.0.1 with a certificate naming only ``collector.internal``) -> rotel (OTLP gRPC / HTTP) -> a recording sink.
+
+rotel's OTLP receivers serve plaintext only, so a small asyncio TLS terminator sits in front of them: it offers
+ALPN ``h2``/``http/1.1`` (grpc needs ``h2``), pipes bytes both ways, and counts ClientHellos and completed handshakes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evald.case import EvalCase, Score
+from evald.exporters.otlp import OTLPExporter, OTLPExporterConfig
+from evald.exporters.sending import DROP_REASONS
+from evald.model import ScoredCase
+from evald.telemetry import Telemetry
+from tests.config.client_certs import ClientPki, make_client_pki
+from tests.exporters.otlp_sink import OTLPSink, Rotel
+
+pytestmark = pytest.mark.integration
+
+ID = "otlp/tls"
+
+
+@dataclass
+class Terminator:
+    """TLS in front of a plaintext port; ``hellos`` counts ClientHellos, ``handshakes`` completed handshakes and
+    ``requests`` connections on which the client sent any byte after the handshake (grpc checks the server's name
+    after the handshake, then closes without a byte)."""
+
+    context: ssl.SSLContext
+    upstream: int
+    hellos: int = 0
+    handshakes: int = 0
+    requests: int = 0
+    port: int = 0
+    _server: asyncio.Server | None = None
+    _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+
+    async def start(self) -> Terminator:
+        def hello(_obj: ssl.SSLObject, _name: str | None, _ctx: ssl.SSLContext) -> None:
+            self.hellos += 1
+
+        self.context.sni_callback = hello
+        self._server = await asyncio.start_server(self._pipe, "127.0.0.1", 0, ssl=self.context)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.handshakes += 1
+        try:
+            async with asyncio.timeout(30):
+                up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream)
+        except (OSError, TimeoutError):
+            writer.close()
+            return
+
+        async def copy(src: asyncio.StreamReader, dst: asyncio.StreamWriter, count: bool) -> None:
+            with contextlib.suppress(OSError, ConnectionError):
+                while data := await src.read(65536):
+                    if count:
+                        self.requests, count = self.requests + 1, False
+                    dst.write(data)
+                    await dst.drain()
+            dst.close()
+
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            await asyncio.gather(copy(reader, up_writer, True), copy(up_reader, writer, False))
+        finally:
+            self._tasks.discard(task)
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.wait_for(self._server.wait_closed(), 5)
+
+
+def server_context(pki: ClientPki, *, require_client_cert: bool = False) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(pki.server_cert, pki.server_key)
+    context.set_alpn_protocols(["h2", "http/1.1"])
+    if require_client_cert:
+        context.load_verify_locations(cafile=pki.ca)
+        context.verify_mode = ssl.CERT_REQUIRED
+    return context
+
+
+@pytest.fixture
+def pki(tmp_path: Path) -> ClientPki:
+    return make_client_pki(tmp_path / "pki")
+
+
+@pytest.fixture
+async def sink() -> AsyncIterator[OTLPSink]:
+    s = await OTLPSink().start()
+    yield s
+    await s.stop()
+
+
+@pytest.fixture
+def collector(tmp_path: Path, sink: OTLPSink) -> Iterator[Rotel]:
+    rotel = Rotel(tmp_path, sink.port).start()
+    yield rotel
+    rotel.stop()
+
+
+@contextlib.asynccontextmanager
+async def terminator(context: ssl.SSLContext, upstream: int) -> AsyncIterator[Terminator]:
+    front = await Terminator(context, upstream).start()
+    try:
+        yield front
+    finally:
+        await front.stop()
+
+
+def scored(n: int) -> list[ScoredCase]:
+    case = EvalCase(input="q", output="a", trace_id="4bf92f3577b34da6a3ce929d0e0e4736", span_id="00f067aa0ba902b7")
+    return [ScoredCase(case=case, scores=tuple(Score(name=f"m{k}", value=0.5, threshold=0.5) for k in range(n)))]
+
+
+def events(sink: OTLPSink) -> list[Any]:
+    return [r for _, r in sink.log_records() if r.event_name == "gen_ai.evaluation.result"]
+
+
+async def send(port: int, protocol: str, tls: dict[str, Any], *, metrics: bool = False) -> Telemetry:
+    """Export 3 scores through a fresh exporter to ``https://127.0.0.1:<port>`` and shut it down."""
+    telemetry = Telemetry()
+    config = OTLPExporterConfig.model_validate({
+        "endpoint": f"https://127.0.0.1:{port}", "protocol": protocol, "tls": tls, "metrics": metrics,
+        "timeout": "1s", "export_interval": "60s",
+        "retry_on_failure": {"initial_interval": "100ms", "max_interval": "200ms", "max_elapsed_time": "1s"},
+    })
+    exporter = OTLPExporter(config, telemetry, component_id=ID)
+    await exporter.start()
+    await exporter.export(scored(3))
+    await exporter.shutdown(4.0)
+    return telemetry
+
+
+def sent(telemetry: Telemetry) -> float:
+    return telemetry.registry.get_sample_value("evald_exporter_sent_scores_total", {"exporter": ID}) or 0.0
+
+
+def dropped(telemetry: Telemetry) -> float:
+    return sum(telemetry.registry.get_sample_value("evald_exporter_dropped_scores_total",
+                                                   {"exporter": ID, "reason": r}) or 0.0 for r in DROP_REASONS)
+
+
+@pytest.mark.parametrize(("protocol", "upstream"), [("grpc", "grpc_port"), ("http/protobuf", "http_port")])
+async def test_server_name_override_accepts_a_certificate_for_another_name(
+    pki: ClientPki, sink: OTLPSink, collector: Rotel, protocol: str, upstream: str
+) -> None:
+    async with terminator(server_context(pki), getattr(collector, upstream)) as front:
+        telemetry = await send(front.port, protocol, {"ca_file": str(pki.ca), "server_name_override": pki.host},
+                               metrics=True)
+        await sink.wait_for(lambda: len(events(sink)) == 3 and bool(sink.latest_points("evald.evaluation.count")))
+    assert sent(telemetry) == 3 and dropped(telemetry) == 0
+    assert front.requests >= 1
+
+
+@pytest.mark.parametrize(("protocol", "upstream"), [("grpc", "grpc_port"), ("http/protobuf", "http_port")])
+async def test_without_the_override_the_certificate_is_refused(
+    pki: ClientPki, sink: OTLPSink, collector: Rotel, protocol: str, upstream: str
+) -> None:
+    async with terminator(server_context(pki), getattr(collector, upstream)) as front:
+        telemetry = await send(front.port, protocol, {"ca_file": str(pki.ca)})
+    assert front.hellos >= 1 and front.requests == 0  # the client refused the name on every connection
+    assert events(sink) == [] and sent(telemetry) == 0 and dropped(telemetry) == 3
+
+
+async def test_inline_pem_mtls_over_grpc(pki: ClientPki, sink: OTLPSink, collector: Rotel) -> None:
+    tls = {"ca_pem": pki.ca.read_text(), "cert_pem": pki.client_cert.read_text(),
+           "key_pem": pki.client_key.read_text(), "server_name_override": pki.host}
+    async with terminator(server_context(pki, require_client_cert=True), collector.grpc_port) as front:
+        telemetry = await send(front.port, "grpc", tls)
+        await sink.wait_for(lambda: len(events(sink)) == 3)
+    assert sent(telemetry) == 3 and front.requests >= 1
+
+
+async def test_inline_pem_mtls_over_http(pki: ClientPki, sink: OTLPSink, collector: Rotel) -> None:
+    tls = {"ca_pem": pki.ca.read_text(), "cert_pem": pki.client_cert.read_text(),
+           "key_pem": pki.client_key.read_text(), "server_name_override": pki.host, "min_version": "1.3"}
+    async with terminator(server_context(pki, require_client_cert=True), collector.http_port) as front:
+        telemetry = await send(front.port, "http/protobuf", tls)
+        await sink.wait_for(lambda: len(events(sink)) == 3)
+    assert sent(telemetry) == 3 and front.requests >= 1
+
+
+async def test_insecure_skip_verify_over_http(pki: ClientPki, sink: OTLPSink, collector: Rotel) -> None:
+    async with terminator(server_context(pki), collector.http_port) as front:
+        telemetry = await send(front.port, "http/protobuf", {"insecure_skip_verify": True})
+        await sink.wait_for(lambda: len(events(sink)) == 3)
+    assert sent(telemetry) == 3
+
+
+async def test_the_system_store_does_not_trust_a_private_ca(pki: ClientPki, sink: OTLPSink, collector: Rotel) -> None:
+    """No ``ca_file``: the system's trust store decides (as the Collector), not ``OTEL_EXPORTER_OTLP_CERTIFICATE``."""
+    async with terminator(server_context(pki), collector.http_port) as front:
+        telemetry = await send(front.port, "http/protobuf", {"server_name_override": pki.host})
+    assert front.hellos >= 1 and front.handshakes == front.requests == 0  # refused during the handshake
+    assert sent(telemetry) == 0 and events(sink) == []
