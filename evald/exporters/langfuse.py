@@ -89,7 +89,8 @@ class LangfuseExporterConfig(ComponentConfig):
         30.0, ge=0.0, description="Requests per minute at most (Cloud hobby: 30, paid plans: 1000); 0 = no limit."
     )
     batch_size: int = Field(
-        100, ge=1, le=10_000, description="Scores per request; 1 = one JSON object per request (older servers)."
+        100, ge=1, le=10_000, description="Scores per request, as a JSON array; 1 = one JSON object per request "
+        "from the start (a server that refuses arrays as not an object makes the exporter switch to that itself)."
     )
     sending_queue: SendingQueueConfig = Field(SendingQueueConfig(), description="Bounded queue of scores to send.")
     retry_on_failure: RetryOnFailureConfig = Field(RetryOnFailureConfig(), description="Retry with backoff.")
