@@ -24,15 +24,15 @@ pytestmark = pytest.mark.integration
 SHUTDOWN_TIMEOUT = 10.0
 
 
-def config(server: FakeLangfuse) -> str:
+def config(server: FakeLangfuse, rate_limit: int = 120, batch_size: int = 2) -> str:
     # The first line continues the daemon template's `exporters:` mapping (it ends with the prometheus entry).
     return f"""  langfuse/e2e:
     host: "{server.url}"
     public_key: "${{env:LANGFUSE_PUBLIC_KEY}}"
     secret_key: "${{env:LANGFUSE_SECRET_KEY}}"
     environment: e2e
-    rate_limit_per_minute: 120
-    batch_size: 2
+    rate_limit_per_minute: {rate_limit}
+    batch_size: {batch_size}
 assembly: {{ settle: 200ms, decision_wait: 5s }}
 metrics:
   - kind: error_free
@@ -79,3 +79,39 @@ async def test_sigterm_flushes_queued_scores_to_langfuse(tmp_path: Path, monkeyp
     for request in server.requests:
         sdk_validate(request.body)
     assert {r.status for r in server.requests} == {202}
+
+
+async def test_a_server_taking_one_score_per_request_gets_every_score_from_evald_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default batch_size (100) against a server that answers arrays 400: the daemon switches to objects."""
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", PUBLIC_KEY)
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", SECRET_KEY)
+    server = await FakeLangfuse(objects_only=True).start()
+    daemon = Daemon(tmp_path, config(server, rate_limit=0, batch_size=100))
+    try:
+        await asyncio.to_thread(daemon.start)
+        url = f"http://127.0.0.1:{daemon.http_port}/v1/traces"
+        trace_ids = [await asyncio.to_thread(send_chat_trace, OTLPSpanExporter(endpoint=url), "geo", "Paris.")
+                     for _ in range(4)]
+        end = time.monotonic() + 15
+        while len(server.accepted) < 12:
+            assert time.monotonic() < end, f"not every score reached Langfuse:\n{daemon.log()}"
+            await asyncio.sleep(0.05)
+        metrics = await asyncio.to_thread(daemon.scrape)
+        rc = await asyncio.to_thread(daemon.stop, SHUTDOWN_TIMEOUT + 5)
+    finally:
+        await asyncio.to_thread(daemon.stop)
+        await server.stop()
+
+    assert rc == 0, daemon.log()
+    assert not server.duplicates() and {s["traceId"] for s in server.accepted} == set(trace_ids)
+    refused = [r for r in server.requests if r.status == 400]
+    assert refused and all(isinstance(r.body, list) for r in refused)  # the batches sent before the switch
+    objects = [r for r in server.requests if r not in refused]
+    assert len(objects) == 12  # then exactly one request per score
+    for request in objects:
+        assert isinstance(request.body, dict) and request.status == 200
+        sdk_validate(request.body)
+    assert 'evald_exporter_langfuse_mode_switches_total{exporter="langfuse/e2e",mode="object"} 1.0' in metrics
+    assert 'evald_exporter_dropped_scores_total{exporter="langfuse/e2e",reason="permanent_error"} 0.0' in metrics
+    assert daemon.log().count("takes one score per request") == 1
