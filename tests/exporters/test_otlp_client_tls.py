@@ -1,17 +1,11 @@
 """The otlp exporter's client ``tls`` block against a real collector behind TLS: evald -> TLS (a test terminator on
-127.0.0.1 with a certificate naming only ``collector.internal``) -> rotel (OTLP gRPC / HTTP) -> a recording sink.
-
-rotel's OTLP receivers serve plaintext only, so a small asyncio TLS terminator sits in front of them: it offers
-ALPN ``h2``/``http/1.1`` (grpc needs ``h2``), pipes bytes both ways, and counts ClientHellos and completed handshakes.
+127.0.0.1 with a certificate naming only ``collector.internal``, tests/config/tls_terminator.py) -> rotel (OTLP gRPC
+/ HTTP; its receivers serve plaintext only) -> a recording sink.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import ssl
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,79 +17,12 @@ from evald.exporters.sending import DROP_REASONS
 from evald.model import ScoredCase
 from evald.telemetry import Telemetry
 from tests.config.client_certs import ClientPki, make_client_pki
+from tests.config.tls_terminator import server_context, terminator
 from tests.exporters.otlp_sink import OTLPSink, Rotel
 
 pytestmark = pytest.mark.integration
 
 ID = "otlp/tls"
-
-
-@dataclass
-class Terminator:
-    """TLS in front of a plaintext port; ``hellos`` counts ClientHellos, ``handshakes`` completed handshakes and
-    ``requests`` connections on which the client sent any byte after the handshake (grpc checks the server's name
-    after the handshake, then closes without a byte)."""
-
-    context: ssl.SSLContext
-    upstream: int
-    hellos: int = 0
-    handshakes: int = 0
-    requests: int = 0
-    port: int = 0
-    _server: asyncio.Server | None = None
-    _tasks: set[asyncio.Task[None]] = field(default_factory=set)
-
-    async def start(self) -> Terminator:
-        def hello(_obj: ssl.SSLObject, _name: str | None, _ctx: ssl.SSLContext) -> None:
-            self.hellos += 1
-
-        self.context.sni_callback = hello
-        self._server = await asyncio.start_server(self._pipe, "127.0.0.1", 0, ssl=self.context)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.handshakes += 1
-        try:
-            async with asyncio.timeout(30):
-                up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream)
-        except (OSError, TimeoutError):
-            writer.close()
-            return
-
-        async def copy(src: asyncio.StreamReader, dst: asyncio.StreamWriter, count: bool) -> None:
-            with contextlib.suppress(OSError, ConnectionError):
-                while data := await src.read(65536):
-                    if count:
-                        self.requests, count = self.requests + 1, False
-                    dst.write(data)
-                    await dst.drain()
-            dst.close()
-
-        task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)
-        try:
-            await asyncio.gather(copy(reader, up_writer, True), copy(up_reader, writer, False))
-        finally:
-            self._tasks.discard(task)
-
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            for task in list(self._tasks):
-                task.cancel()
-            await asyncio.wait_for(self._server.wait_closed(), 5)
-
-
-def server_context(pki: ClientPki, *, require_client_cert: bool = False) -> ssl.SSLContext:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(pki.server_cert, pki.server_key)
-    context.set_alpn_protocols(["h2", "http/1.1"])
-    if require_client_cert:
-        context.load_verify_locations(cafile=pki.ca)
-        context.verify_mode = ssl.CERT_REQUIRED
-    return context
 
 
 @pytest.fixture
@@ -115,15 +42,6 @@ def collector(tmp_path: Path, sink: OTLPSink) -> Iterator[Rotel]:
     rotel = Rotel(tmp_path, sink.port).start()
     yield rotel
     rotel.stop()
-
-
-@contextlib.asynccontextmanager
-async def terminator(context: ssl.SSLContext, upstream: int) -> AsyncIterator[Terminator]:
-    front = await Terminator(context, upstream).start()
-    try:
-        yield front
-    finally:
-        await front.stop()
 
 
 def scored(n: int) -> list[ScoredCase]:
