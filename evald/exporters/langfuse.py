@@ -44,6 +44,7 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from typing import NoReturn
 
 import httpx
 from prometheus_client import CollectorRegistry, Counter
@@ -197,7 +198,7 @@ class LangfuseExporter:
             raise RetryableError(f"{type(err).__name__}: {err}", reason="network") from err
         self._check(response, len(batch), single)
 
-    def _switch_to_objects(self, response: httpx.Response) -> None:
+    def _switch_to_objects(self, response: httpx.Response) -> NoReturn:
         if not self._objects:
             self._objects = True
             self._switches.inc()
