@@ -1,39 +1,26 @@
 """The shared sending helper every network exporter sits behind: bounded queue -> retry -> per-attempt timeout.
 
-An exporter turns scores into items (e.g. one serialised JSON score each), hands them to :meth:`SendingQueue.put`
-(which never waits on the network; it may wait for room) and supplies ``send(batch)``: a coroutine that sends one
-batch and raises :class:`~evald.exporters.sending_policy.RetryableError` (optionally with the server's
-``retry_after``), :class:`~evald.errors.PermanentError` or :class:`~evald.exporters.sending_policy.PartiallyRejected`.
-Config blocks (``sending_queue``, ``retry_on_failure``) and the backoff live in :mod:`evald.exporters.sending_policy`.
+An exporter hands items (one serialised score each) to :meth:`SendingQueue.put` and supplies ``send(batch)``, which
+raises ``RetryableError`` (optionally with the server's ``retry_after``), ``PermanentError``, ``PartiallyRejected``
+or ``SendSingly`` (evald/exporters/sending_policy.py, where the ``sending_queue`` / ``retry_on_failure`` blocks and
+the backoff live; docs/exporters.md has the whole behaviour).
 
-Behaviour:
-  * ``put(items, ack)`` accepts items; when the queue is full it waits for room (``block_on_overflow``, the
-    default: the caller, the pipeline's worker, stops and backpressure reaches the receivers) or drops the rest as
-    ``queue_full`` (evald/exporters/sending_intake.py). An item over ``max_item_bytes`` or too big for a batch
-    alone is dropped as ``permanent_error``.
-  * Acknowledgement: in memory, each item holds ``ack`` (the source's Delivery, evald/exporters/acks.py) until it
-    is sent or dropped and counted, so a Kafka offset is committed only after delivery. With ``storage`` (the
-    persistent queue, evald/exporters/persistent_queue.py) ``put`` returns once the items are fsync'ed to disk:
-    that is the acknowledgement, and a restarted evald sends what is on disk.
-  * ``num_consumers`` tasks each take up to ``batch_size`` items (and at most ``max_batch_bytes``) from the queue,
-    after waiting for a rate-limit token when the exporter has a :class:`TokenBucket`, so batches grow while the
-    limiter holds them back.
-  * Each attempt runs under ``timeout``. A failure other than a permanent one is retried after the server's hint
-    (a positive Retry-After; it also pauses every other consumer of the exporter) or else a jittered backoff,
-    until ``retry_on_failure.max_elapsed_time`` after the batch's first attempt.
-  * A send that raises :class:`~evald.exporters.sending_policy.SendSingly` (the server takes one item per request)
-    makes the helper take one item per batch from then on and send the refused batch's items as batches of one,
-    concurrently, each after its own rate-limit token and with its own retries; nothing is counted for the refused
-    request. At most ``num_consumers`` batches are in flight at any time, these included.
-  * ``shutdown(timeout)`` stops accepting, keeps sending (and retrying while the retry fits in the deadline) until
-    the queue is empty or the deadline passes, then cancels what is in flight and counts the rest as ``shutdown``
-    (a persistent queue keeps the rest on disk for the next start instead; nothing is counted).
+Failure semantics:
+  * ``put(items, ack)``: a full queue waits for room (``block_on_overflow``, default: backpressure reaches the
+    receivers) or drops the rest as ``queue_full`` (sending_intake.py); an item too big for a batch is dropped as
+    ``permanent_error``. Each item holds ``ack`` (the source's Delivery, acks.py) until it is sent or dropped and
+    counted; with ``storage`` (persistent_queue.py) the acknowledgement is the fsync, and a restart sends the rest.
+  * ``num_consumers`` tasks take up to ``batch_size`` items (``max_batch_bytes``) after a rate-limit token; each
+    attempt runs under ``timeout``; a non-permanent failure is retried after the server's hint (which pauses every
+    consumer) or a jittered backoff, until ``retry_on_failure.max_elapsed_time`` (then ``retries_exhausted``).
+  * ``SendSingly`` (the server takes one item per request): from then on one item per batch; the refused batch's
+    items are sent as batches of one, concurrently, each with its own token and retries (at most ``num_consumers``
+    batches in flight); the refused request itself is not counted.
+  * ``shutdown(timeout)``: stop accepting, send (and retry while it fits) until empty or the deadline, then cancel
+    and count the rest as ``shutdown`` (a persistent queue keeps it on disk instead).
 
-Self-metrics (evald/exporters/sending_metrics.py; on the service registry, labelled by exporter id):
-  ``evald_exporter_sent_scores_total{exporter}``, ``evald_exporter_dropped_scores_total{exporter,reason}`` with
-  reason ``queue_full`` | ``retries_exhausted`` | ``permanent_error`` | ``shutdown``,
-  ``evald_exporter_retries_total{exporter,reason}``, ``evald_exporter_queue_size{exporter}`` and
-  ``evald_exporter_queue_capacity{exporter}``. Items are counted as scores.
+Self-metrics (sending_metrics.py): ``evald_exporter_sent_scores_total``, ``..._dropped_scores_total{reason}``,
+``evald_exporter_retries_total{reason}``, ``..._queue_size``, ``..._queue_capacity``, by exporter, counted in scores.
 """
 
 from __future__ import annotations
@@ -57,10 +44,8 @@ from evald.exporters.sending_policy import (
     SendingQueueConfig,
     SendSingly,
     TokenBucket,
-    backoff_delay,
-    classify_error,
     describe_error,
-    hinted_delay,
+    next_retry,
 )
 from evald.telemetry import RateLimitedLog, Telemetry
 
@@ -249,12 +234,9 @@ class SendingQueue(Generic[T]):
             return False
 
     async def _send_singly(self, index: int) -> None:
-        """Send each item of the batch ``index`` holds as a batch of one, concurrently (each under a slot and its own
-        rate-limit token: the refused request used the batch's); the items stay in flight until each is finished."""
-        keys = []
-        for entry in self._inflight.pop(index, []):
-            keys.append(next(self._keys))
-            self._inflight[keys[-1]] = [entry]
+        """The batch ``index`` holds, as concurrent batches of one, each under a slot and its own rate-limit token."""
+        keys = [next(self._keys) for _ in self._inflight.get(index, [])]
+        self._inflight.update(zip(keys, ([entry] for entry in self._inflight.pop(index, [])), strict=True))
 
         async def one(key: int) -> None:
             async with self._slots:
@@ -296,14 +278,9 @@ class SendingQueue(Generic[T]):
                 await self._finish(index, dropped=("permanent_error", len(batch)), why=str(err))
                 return False
             except Exception as err:
-                hint, reason = classify_error(err)
-                if not self._retry.enabled:
-                    await self._finish(index, dropped=("retries_exhausted", len(batch)), why=describe_error(err))
-                    return False
-                # the server's hint wins; none (or 0, which would spin) means our own backoff
-                delay = hinted_delay(hint, self._rng) if hint else backoff_delay(retry, self._retry, self._rng)
                 now = self._clock()
-                if self._retry.max_elapsed_time and now + delay - first_attempt > self._retry.max_elapsed_time:
+                delay, hint, reason = next_retry(err, retry, now - first_attempt, self._retry, self._rng)
+                if delay is None:
                     await self._finish(index, dropped=("retries_exhausted", len(batch)), why=describe_error(err))
                     return False
                 self._retries.labels(self.exporter_id, reason).inc()

@@ -222,3 +222,17 @@ def describe_error(err: Any) -> str:
     if isinstance(err, TimeoutError):
         return "attempt timed out"
     return f"{type(err).__name__}: {err}"[:300]
+
+
+def next_retry(err: Exception, retry: int, elapsed: float, config: RetryOnFailureConfig,
+               rng: Callable[[], float]) -> tuple[float | None, float | None, str]:
+    """``(delay, hint, reason)`` for a failed attempt: the wait before the next one (the server's hint wins; none, or
+    0, which would spin, means the jittered backoff), or ``delay`` None when retries are off or the next attempt
+    would start past ``max_elapsed_time`` after the first (``elapsed`` since then)."""
+    hint, reason = classify_error(err)
+    if not config.enabled:
+        return None, hint, reason
+    delay = hinted_delay(hint, rng) if hint else backoff_delay(retry, config, rng)
+    if config.max_elapsed_time and elapsed + delay > config.max_elapsed_time:
+        return None, hint, reason
+    return delay, hint, reason

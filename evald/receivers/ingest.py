@@ -51,13 +51,10 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from google.protobuf import duration_pb2
-from google.protobuf.message import DecodeError, Message
-from google.rpc import error_details_pb2
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest, ExportLogsServiceResponse
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
-    ExportTraceServiceResponse,
 )
 
 from evald.errors import PermanentError, QueueFullError
@@ -67,20 +64,23 @@ from evald.receivers.convert import Converted, convert_logs, convert_traces
 from evald.receivers.converted import UNDECODABLE
 from evald.receivers.otlp_json import parse_logs_json_salvaging, parse_traces_json_salvaging
 from evald.receivers.refusal_hold import RefusalHold
+from evald.receivers.responses import MAX_MESSAGE_CHARS as MAX_MESSAGE_CHARS  # the response helpers, re-exported
+from evald.receivers.responses import Signal as Signal
+from evald.receivers.responses import encodable as encodable
+from evald.receivers.responses import export_response as export_response
+from evald.receivers.responses import retry_info as retry_info
+from evald.receivers.responses import trim as trim
 from evald.receivers.salvage import salvage_logs, salvage_traces
 from evald.telemetry import Telemetry
 
 if TYPE_CHECKING:
     from evald.receivers.wal import ReceiverWal
 
-Signal = Literal["traces", "logs"]
 Encoding = Literal["protobuf", "json"]
 R = TypeVar("R", ExportTraceServiceRequest, ExportLogsServiceRequest)
 
 #: Bodies larger than this are decoded in a worker thread so one big export does not stall the event loop.
 OFFLOAD_BYTES = 1024 * 1024
-#: Longest partial-success / error message sent back (responses must stay well under 4 MiB).
-MAX_MESSAGE_CHARS = 2048
 
 
 class MalformedRequest(Exception):
@@ -139,42 +139,6 @@ def _parse_pb(message: R, body: bytes) -> R:
         message.ParseFromString(body)
     except DecodeError as err:
         raise ValueError(f"cannot decode {message.DESCRIPTOR.name} protobuf: {err}") from None
-    return message
-
-
-def retry_info(seconds: float) -> error_details_pb2.RetryInfo:
-    """``google.rpc.RetryInfo`` asking the sender to wait ``seconds`` (the backpressure hint of both transports)."""
-    delay = duration_pb2.Duration()
-    delay.FromNanoseconds(int(max(0.0, seconds) * 1e9))
-    return error_details_pb2.RetryInfo(retry_delay=delay)
-
-
-def export_response(signal: Signal, rejected: int, message: str) -> Message:
-    """``Export*ServiceResponse``; ``partial_success`` only when something was rejected or there is a message."""
-    if signal == "traces":
-        traces = ExportTraceServiceResponse()
-        if rejected or message:
-            traces.partial_success.rejected_spans = rejected
-            traces.partial_success.error_message = message
-        return traces
-    logs = ExportLogsServiceResponse()
-    if rejected or message:
-        logs.partial_success.rejected_log_records = rejected
-        logs.partial_success.error_message = message
-    return logs
-
-
-def trim(message: str) -> str:
-    """At most ``MAX_MESSAGE_CHARS``, and encodable (``encodable``)."""
-    return encodable(message if len(message) <= MAX_MESSAGE_CHARS else message[: MAX_MESSAGE_CHARS - 3] + "...")
-
-
-def encodable(message: str) -> str:
-    """``message`` with what UTF-8 cannot encode (lone surrogates, e.g. from a JSON ``"\\ud800"``) backslash-escaped."""
-    try:
-        message.encode("utf-8")
-    except UnicodeEncodeError:
-        return message.encode("utf-8", "backslashreplace").decode("utf-8")
     return message
 
 
