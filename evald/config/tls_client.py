@@ -15,9 +15,9 @@ Config keys (the Collector's configtls client keys, same names and rules)::
       reload_interval: null        # e.g. 1m: re-read changed files for new connections (tls_client_context.py)
 
 Which keys a transport supports is checked by its component: grpc's Python channel credentials cannot skip
-verification, set TLS versions or change the certificate of a live channel, so the otlp exporter refuses
-``insecure_skip_verify``, a non-default ``min_version``/``max_version`` and ``reload_interval`` with
-``protocol: grpc`` (``supported_by_grpc``).
+verification or set TLS versions, so the otlp exporter refuses ``insecure_skip_verify`` and a non-default
+``min_version``/``max_version`` with ``protocol: grpc`` (``supported_by_grpc``); its ``reload_interval`` rebuilds
+the grpc exporter (evald/exporters/otlp_reload.py).
 
 Failure semantics: every problem is a config error at load time, naming the key: a file and an inline PEM for the
 same thing, a key without a certificate (or the reverse), ``insecure: true`` with any TLS setting, a file that
@@ -148,10 +148,6 @@ class ClientTLSConfig(ComponentConfig):
             problems.append(f"`{p}min_version`/`{p}max_version` are not supported with protocol grpc (grpcio has no "
                             "client option for the TLS version; it offers 1.2 and 1.3): remove them, or use "
                             "protocol http/protobuf")
-        if self.reload_interval and self.files():
-            problems.append(f"`{p}reload_interval` is not supported with protocol grpc (grpc's Python channel "
-                            "credentials are fixed when the channel is made): remove it (files are read at start), "
-                            "or use protocol http/protobuf")
         return problems
 
 

@@ -9,7 +9,8 @@ Config keys (``exporters.otlp[/name]``):
                          (plaintext when the endpoint has no scheme), ``ca_file``/``ca_pem``,
                          ``cert_file``/``cert_pem`` + ``key_file``/``key_pem`` (mTLS), ``server_name_override``,
                          ``insecure_skip_verify``, ``min_version``/``max_version``, ``reload_interval``; with
-                         ``grpc`` the last three (and the versions) are refused: grpc's Python credentials lack them
+                         ``grpc``, ``insecure_skip_verify`` and the versions are refused (grpc's Python credentials
+                         lack them) and ``reload_interval`` rebuilds the SDK exporter (otlp_reload.py)
   compression            ``gzip`` (default) or ``none``; ``metrics`` / ``events``: switch either signal off
   timeout                deadline of one export attempt, the SDK exporter's own quick retries included (default 10s)
   export_interval        how often the metrics are pushed (default 15s)

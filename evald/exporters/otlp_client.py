@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry.sdk._logs.export import LogRecordExporter
 from opentelemetry.sdk.metrics.export import MetricExporter
@@ -56,9 +56,28 @@ def build_exporters(config: OTLPExporterConfig) -> tuple[MetricExporter | None, 
 def _grpc_exporters(
     config: OTLPExporterConfig, url: str, secure: bool
 ) -> tuple[MetricExporter | None, LogRecordExporter | None]:
-    import grpc
     from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
     from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
+
+    def build_metrics() -> MetricExporter:
+        return OTLPMetricExporter(**_grpc_arguments(config, url, secure))
+
+    def build_logs() -> LogRecordExporter:
+        return OTLPLogExporter(**_grpc_arguments(config, url, secure))
+
+    if not (secure and config.tls.reload_interval and config.tls.files()):
+        return (build_metrics() if config.metrics else None), (build_logs() if config.events else None)
+    # the credentials of a grpc channel are fixed: reloading rebuilds the SDK exporter (otlp_reload.py)
+    from evald.exporters.otlp_reload import ExporterReloader, ReloadingLogExporter, ReloadingMetricExporter
+
+    metrics = ReloadingMetricExporter(ExporterReloader(build_metrics, config.tls)) if config.metrics else None
+    logs = ReloadingLogExporter(ExporterReloader(build_logs, config.tls)) if config.events else None
+    return metrics, logs
+
+
+def _grpc_arguments(config: OTLPExporterConfig, url: str, secure: bool) -> dict[str, Any]:
+    """Keyword arguments of the SDK's grpc exporters, with the TLS files and PEM read now."""
+    import grpc
 
     credentials, options = None, None
     if secure:
@@ -70,13 +89,8 @@ def _grpc_exporters(
     compression = grpc.Compression.Gzip if config.compression == "gzip" else grpc.Compression.NoCompression
     # gRPC metadata keys must be lowercase
     headers = {k.lower(): v for k, v in _headers(config).items()}
-    common = {
-        "endpoint": url, "insecure": not secure, "credentials": credentials, "headers": headers,
-        "timeout": config.timeout, "compression": compression, "channel_options": options,
-    }
-    metrics = OTLPMetricExporter(**common) if config.metrics else None
-    logs = OTLPLogExporter(**common) if config.events else None
-    return metrics, logs
+    return {"endpoint": url, "insecure": not secure, "credentials": credentials, "headers": headers,
+            "timeout": config.timeout, "compression": compression, "channel_options": options}
 
 
 def _http_exporters(

@@ -87,8 +87,7 @@ def test_an_unreadable_file_is_named_by_its_key(pki: ClientPki, key: str) -> Non
 @pytest.mark.parametrize(
     ("tls", "key"),
     [("{ insecure_skip_verify: true }", "tls.insecure_skip_verify"),
-     ("{ min_version: '1.3' }", "tls.min_version"),
-     ("{ reload_interval: 1m, ca_file: '{ca}' }", "tls.reload_interval")],
+     ("{ min_version: '1.3' }", "tls.min_version")],
 )
 def test_grpc_refuses_what_its_channel_credentials_cannot_do(pki: ClientPki, tls: str, key: str) -> None:
     found = problems(otlp(tls.replace("{ca}", str(pki.ca)), protocol="grpc"))

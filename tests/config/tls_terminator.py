@@ -30,6 +30,7 @@ class Terminator:
     port: int = 0
     _server: asyncio.Server | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    _writers: set[asyncio.StreamWriter] = field(default_factory=set)
 
     async def start(self) -> Terminator:
         def hello(_obj: ssl.SSLObject, _name: str | None, _ctx: ssl.SSLContext) -> None:
@@ -61,10 +62,18 @@ class Terminator:
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
+        self._writers.add(writer)
         try:
             await asyncio.gather(copy(reader, up_writer, True), copy(up_reader, writer, False))
         finally:
             self._tasks.discard(task)
+            self._writers.discard(writer)
+
+    def rotate(self, pki: ClientPki) -> None:
+        """Serve ``pki``'s server certificate from now on and close every open connection (a restarted server)."""
+        self.context.load_cert_chain(pki.server_cert, pki.server_key)
+        for writer in list(self._writers):
+            writer.close()
 
     async def stop(self) -> None:
         if self._server is not None:

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -53,15 +55,20 @@ def events(sink: OTLPSink) -> list[Any]:
     return [r for _, r in sink.log_records() if r.event_name == "gen_ai.evaluation.result"]
 
 
-async def send(port: int, protocol: str, tls: dict[str, Any], *, metrics: bool = False) -> Telemetry:
-    """Export 3 scores through a fresh exporter to ``https://127.0.0.1:<port>`` and shut it down."""
+def make(port: int, protocol: str, tls: dict[str, Any], *, metrics: bool = False, retry_for: str = "1s"
+         ) -> tuple[OTLPExporter, Telemetry]:
     telemetry = Telemetry()
     config = OTLPExporterConfig.model_validate({
         "endpoint": f"https://127.0.0.1:{port}", "protocol": protocol, "tls": tls, "metrics": metrics,
         "timeout": "1s", "export_interval": "60s",
-        "retry_on_failure": {"initial_interval": "100ms", "max_interval": "200ms", "max_elapsed_time": "1s"},
+        "retry_on_failure": {"initial_interval": "100ms", "max_interval": "200ms", "max_elapsed_time": retry_for},
     })
-    exporter = OTLPExporter(config, telemetry, component_id=ID)
+    return OTLPExporter(config, telemetry, component_id=ID), telemetry
+
+
+async def send(port: int, protocol: str, tls: dict[str, Any], *, metrics: bool = False) -> Telemetry:
+    """Export 3 scores through a fresh exporter to ``https://127.0.0.1:<port>`` and shut it down."""
+    exporter, telemetry = make(port, protocol, tls, metrics=metrics)
     await exporter.start()
     await exporter.export(scored(3))
     await exporter.shutdown(4.0)
@@ -130,3 +137,34 @@ async def test_the_system_store_does_not_trust_a_private_ca(pki: ClientPki, sink
         telemetry = await send(front.port, "http/protobuf", {"server_name_override": pki.host})
     assert front.hellos >= 1 and front.handshakes == front.requests == 0  # refused during the handshake
     assert sent(telemetry) == 0 and events(sink) == []
+
+
+@pytest.mark.parametrize(("protocol", "upstream", "logged"), [
+    ("grpc", "grpc_port", "reconnecting with them"),
+    ("http/protobuf", "http_port", "TLS client certificate/CA reloaded"),
+])
+async def test_reload_interval_follows_a_rotated_server_ca(
+    tmp_path: Path, sink: OTLPSink, collector: Rotel, caplog: pytest.LogCaptureFixture, protocol: str, upstream: str,
+    logged: str,
+) -> None:
+    old, new = make_client_pki(tmp_path / "old"), make_client_pki(tmp_path / "new")
+    ca = tmp_path / "ca.crt"
+    ca.write_bytes(old.ca.read_bytes())
+    tls = {"ca_file": str(ca), "server_name_override": old.host, "reload_interval": "200ms"}
+    async with terminator(server_context(old), getattr(collector, upstream)) as front:
+        exporter, telemetry = make(front.port, protocol, tls, metrics=True, retry_for="15s")
+        await exporter.start()
+        try:
+            await exporter.export(scored(3))
+            await sink.wait_for(lambda: len(events(sink)) == 3)
+            front.rotate(new)  # the server moves to a certificate from a new CA, as cert-manager would
+            tmp = ca.with_suffix(".new")
+            tmp.write_bytes(new.ca.read_bytes())
+            os.replace(tmp, ca)  # and the client's CA file follows (a Secret volume's atomic swap)
+            with caplog.at_level(logging.INFO):
+                await exporter.export(scored(3))
+                await sink.wait_for(lambda: len(events(sink)) == 6)
+        finally:
+            await exporter.shutdown(5.0)
+    assert sent(telemetry) == 6 and dropped(telemetry) == 0
+    assert logged in caplog.text
