@@ -45,7 +45,10 @@ _TLS_KEYS = ("ca_file", "ca_pem", "cert_file", "cert_pem", "key_file", "key_pem"
 
 
 class ClientTLSConfig(ComponentConfig):
-    insecure: bool = Field(False, description="Plaintext: no TLS at all (no other `tls` key may be set then).")
+    insecure: bool = Field(
+        False, description="Plaintext, no TLS (no other `tls` key may be set then); an otlp `endpoint` with an "
+        "http:// or https:// scheme decides itself."
+    )
     ca_file: str | None = Field(
         None, description="PEM CA bundle that signs the server's certificate; unset: the system's trust store."
     )
