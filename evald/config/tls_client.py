@@ -114,8 +114,9 @@ class ClientTLSConfig(ComponentConfig):
     def _loads(self) -> Self:
         if self.max_version is not None and VERSIONS[self.max_version] < VERSIONS[self.min_version]:
             raise ValueError(f"`min_version` {self.min_version} is above `max_version` {self.max_version}")
-        if not self.insecure:
-            build_client_context(self)  # reads and checks every file and PEM, naming the key
+        if not self.insecure and (self.has_ca or self.has_client_certificate):
+            build_client_context(self)  # reads and checks every file and PEM, naming the key (the system store
+            # is not loaded to validate a block without them: 16 ms for every default otlp `tls`)
         return self
 
     @property
