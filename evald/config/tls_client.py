@@ -6,6 +6,7 @@ Config keys (the Collector's configtls client keys, same names and rules)::
       insecure: false              # true: plaintext (no other key may be set then)
       ca_file: /etc/evald/ca.crt   # CA bundle that signs the server's certificate (or ca_pem: inline PEM);
                                    # neither: the system's trust store
+      include_system_ca_certs_pool: false  # true: trust the system's store as well as ca_file / ca_pem
       cert_file: null              # client certificate chain for mTLS (or cert_pem); needs key_file / key_pem
       key_file: null               # its private key, PEM, unencrypted (or key_pem)
       insecure_skip_verify: false  # TLS without checking the server's certificate (testing only)
@@ -28,6 +29,7 @@ of that connection; the component retries as it does for any network error.
 
 from __future__ import annotations
 
+import os
 import ssl
 import tempfile
 from pathlib import Path
@@ -40,8 +42,8 @@ from evald.config.base import ComponentConfig, Duration
 VERSIONS = {"1.2": ssl.TLSVersion.TLSv1_2, "1.3": ssl.TLSVersion.TLSv1_3}
 _SOURCES = (("ca_file", "ca_pem"), ("cert_file", "cert_pem"), ("key_file", "key_pem"))
 #: Keys that configure TLS: none may be set with ``insecure: true`` (plaintext).
-_TLS_KEYS = ("ca_file", "ca_pem", "cert_file", "cert_pem", "key_file", "key_pem", "insecure_skip_verify",
-             "server_name_override", "min_version", "max_version", "reload_interval")
+_TLS_KEYS = ("ca_file", "ca_pem", "include_system_ca_certs_pool", "cert_file", "cert_pem", "key_file", "key_pem",
+             "insecure_skip_verify", "server_name_override", "min_version", "max_version", "reload_interval")
 
 
 class ClientTLSConfig(ComponentConfig):
@@ -53,6 +55,9 @@ class ClientTLSConfig(ComponentConfig):
         None, description="PEM CA bundle that signs the server's certificate; unset: the system's trust store."
     )
     ca_pem: str | None = Field(None, description="The CA bundle as inline PEM (instead of `ca_file`).")
+    include_system_ca_certs_pool: bool = Field(
+        False, description="Trust the system's CA store as well as `ca_file`/`ca_pem` (without them it is used anyway)."
+    )
     cert_file: str | None = Field(None, description="PEM client certificate chain for mTLS (needs `key_file`).")
     cert_pem: str | None = Field(None, description="The client certificate as inline PEM (instead of `cert_file`).")
     key_file: str | None = Field(None, description="PEM private key of the client certificate (unencrypted).")
@@ -132,12 +137,16 @@ class ClientTLSConfig(ComponentConfig):
         return tuple(f for f in (self.ca_file, self.cert_file, self.key_file) if f)
 
     def read_pem(self) -> tuple[bytes | None, bytes | None, bytes | None]:
-        """``(CA bundle, client certificate chain, private key)`` as PEM bytes, None where unset (for grpc)."""
+        """``(CA bundle, client certificate chain, private key)`` as PEM bytes, None where unset (for grpc).
+
+        With ``include_system_ca_certs_pool`` the CA bundle is followed by the system's bundle file."""
         def source(path: str | None, pem: str | None) -> bytes | None:
             return Path(path).read_bytes() if path else pem.encode() if pem else None
 
-        return (source(self.ca_file, self.ca_pem), source(self.cert_file, self.cert_pem),
-                source(self.key_file, self.key_pem))
+        ca = source(self.ca_file, self.ca_pem)
+        if ca is not None and self.include_system_ca_certs_pool:
+            ca = ca.rstrip(b"\n") + b"\n" + system_ca_bundle()
+        return ca, source(self.cert_file, self.cert_pem), source(self.key_file, self.key_pem)
 
     def supported_by_grpc(self, prefix: str = "") -> list[str]:
         """Problems with this config on a grpc channel (empty when it can be used), each naming its key (after
@@ -175,6 +184,8 @@ def build_client_context(config: ClientTLSConfig, context: ssl.SSLContext | None
             raise ValueError(f"cannot use `{ca_key}`{_files(config.ca_file)}: {_reason(err)}") from None
         if not context.get_ca_certs():
             raise ValueError(f"`{ca_key}`{_files(config.ca_file)} holds no CA certificate")
+        if config.include_system_ca_certs_pool:
+            context.load_default_certs(ssl.Purpose.SERVER_AUTH)
     else:
         context.load_default_certs(ssl.Purpose.SERVER_AUTH)
     if config.has_client_certificate:
@@ -191,6 +202,15 @@ def build_client_context(config: ClientTLSConfig, context: ssl.SSLContext | None
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
     return context
+
+
+def system_ca_bundle() -> bytes:
+    """The system's CA bundle as PEM (what ``load_default_certs`` reads; grpc needs the bytes), empty if none."""
+    paths = ssl.get_default_verify_paths()
+    for path in (os.environ.get(paths.openssl_cafile_env), paths.cafile, paths.openssl_cafile):
+        if path and Path(path).is_file():
+            return Path(path).read_bytes()
+    return b""
 
 
 def _load_chain(context: ssl.SSLContext, config: ClientTLSConfig) -> None:

@@ -127,3 +127,16 @@ def test_insecure_alone_is_plaintext_for_kafka() -> None:
 
     options = consumer_options(KafkaReceiverConfig.model_validate({"auth": {"tls": {"insecure": True}}}))
     assert options["security_protocol"] == "PLAINTEXT" and "ssl_context" not in options
+
+
+def test_include_system_ca_certs_pool_adds_the_system_store_to_the_ca(pki: ClientPki) -> None:
+    system = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    system.load_default_certs()
+    only = ClientTLSConfig(ca_file=str(pki.ca))
+    both = ClientTLSConfig(ca_file=str(pki.ca), include_system_ca_certs_pool=True)
+    assert len(build_client_context(only).get_ca_certs()) == 1
+    assert len(build_client_context(both).get_ca_certs()) == 1 + len(system.get_ca_certs())
+    ca, _, _ = both.read_pem()  # grpc's root_certificates: the private CA, then the system bundle
+    assert ca is not None and ca.startswith(pki.ca.read_bytes()) and ca.count(b"BEGIN CERTIFICATE") == len(
+        build_client_context(both).get_ca_certs())
+    assert only.read_pem()[0] == pki.ca.read_bytes()

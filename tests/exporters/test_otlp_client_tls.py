@@ -115,6 +115,15 @@ async def test_inline_pem_mtls_over_grpc(pki: ClientPki, sink: OTLPSink, collect
     assert sent(telemetry) == 3 and front.requests >= 1
 
 
+async def test_a_private_ca_with_the_system_pool_over_grpc(pki: ClientPki, sink: OTLPSink, collector: Rotel) -> None:
+    """``include_system_ca_certs_pool``: grpc gets the private CA followed by the system bundle as its roots."""
+    tls = {"ca_file": str(pki.ca), "include_system_ca_certs_pool": True, "server_name_override": pki.host}
+    async with terminator(server_context(pki), collector.grpc_port) as front:
+        telemetry = await send(front.port, "grpc", tls)
+        await sink.wait_for(lambda: len(events(sink)) == 3)
+    assert sent(telemetry) == 3 and front.requests >= 1
+
+
 async def test_inline_pem_mtls_over_http(pki: ClientPki, sink: OTLPSink, collector: Rotel) -> None:
     tls = {"ca_pem": pki.ca.read_text(), "cert_pem": pki.client_cert.read_text(),
            "key_pem": pki.client_key.read_text(), "server_name_override": pki.host, "min_version": "1.3"}
