@@ -46,6 +46,20 @@ _TLS_KEYS = ("ca_file", "ca_pem", "include_system_ca_certs_pool", "cert_file", "
              "insecure_skip_verify", "server_name_override", "min_version", "max_version", "reload_interval")
 
 
+
+def readable_path(value: str | None) -> str | None:
+    """A TLS file setting: ``None``, or a path that can be opened now (a ValueError naming the file otherwise)."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise ValueError("must be a file path, not an empty string")
+    try:
+        with Path(value).open("rb"):
+            pass
+    except OSError as err:
+        raise ValueError(f"cannot read {value!r}: {err.strerror or err}") from None
+    return value
+
 class ClientTLSConfig(ComponentConfig):
     insecure: bool = Field(
         False, description="Plaintext, no TLS (no other `tls` key may be set then); an otlp `endpoint` with an "
@@ -104,16 +118,7 @@ class ClientTLSConfig(ComponentConfig):
     @field_validator("ca_file", "cert_file", "key_file")
     @classmethod
     def _readable(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        if not value.strip():
-            raise ValueError("must be a file path, not an empty string")
-        try:
-            with Path(value).open("rb"):
-                pass
-        except OSError as err:
-            raise ValueError(f"cannot read {value!r}: {err.strerror or err}") from None
-        return value
+        return readable_path(value)
 
     @model_validator(mode="after")
     def _loads(self) -> Self:

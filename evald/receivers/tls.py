@@ -37,6 +37,7 @@ from typing import Any, Literal, Self
 from pydantic import Field, field_validator, model_validator
 
 from evald.config.base import ComponentConfig, Duration
+from evald.config.tls_client import readable_path
 
 _VERSIONS = {"1.2": ssl.TLSVersion.TLSv1_2, "1.3": ssl.TLSVersion.TLSv1_3}
 _CLIENT_ONLY = {
@@ -102,16 +103,7 @@ class ServerTLSConfig(ComponentConfig):
     @field_validator("cert_file", "key_file", "client_ca_file")
     @classmethod
     def _readable(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        if not value.strip():
-            raise ValueError("must be a file path, not an empty string")
-        try:
-            with Path(value).open("rb"):
-                pass
-        except OSError as err:
-            raise ValueError(f"cannot read {value!r}: {err.strerror or err}") from None
-        return value
+        return readable_path(value)
 
     @model_validator(mode="after")
     def _loads(self) -> Self:
