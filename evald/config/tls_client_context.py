@@ -24,13 +24,12 @@ from __future__ import annotations
 import logging
 import socket
 import ssl
-import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from evald.config.file_watch import FileWatch
 from evald.config.tls_client import ClientTLSConfig, build_client_context
-from evald.receivers.tls_reload import Signature, file_signature
 
 if TYPE_CHECKING:
     import requests
@@ -43,47 +42,22 @@ class ClientReloader:
 
     def __init__(self, config: ClientTLSConfig, clock: Callable[[], float] = time.monotonic) -> None:
         self._config = config
-        self._paths = config.files()
-        self._interval = float(config.reload_interval or 0.0)
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._signature = file_signature(self._paths)
-        self._next_check = clock() + self._interval
-        self._failed: Signature | None = None
+        self._watch = FileWatch(config.files(), float(config.reload_interval or 0.0), "TLS client", clock)
         self.current: ssl.SSLContext | None = None  # None: the original context is still the newest
         self.reloads = 0
-        self.failures = 0
+
+    @property
+    def failures(self) -> int:
+        return self._watch.failures
 
     def poll(self) -> ssl.SSLContext | None:
         """The newest context built after a change, or None while the original one is current."""
-        now = self._clock()
-        if now < self._next_check or not self._lock.acquire(blocking=False):
-            return self.current
-        try:
-            self._next_check = now + self._interval
-            signature = file_signature(self._paths)
-            if signature != self._signature:
-                self._load(signature)
-            return self.current
-        finally:
-            self._lock.release()
-
-    def _load(self, signature: Signature) -> None:
-        try:
-            context = build_client_context(self._config)
-            if file_signature(self._paths) != signature:
-                raise ValueError("the files changed while they were read")
-        except (OSError, ValueError) as err:
-            self.failures += 1
-            if signature != self._failed:
-                self._failed = signature
-                logger.warning("TLS client files %s changed but cannot be used yet (%s); keeping the ones in use "
-                               "and checking again in %gs", ", ".join(self._paths), err, self._interval)
-            return
-        self._signature, self._failed = signature, None
-        self.current = context
-        self.reloads += 1
-        logger.info("TLS client certificate/CA reloaded from %s", ", ".join(self._paths))
+        context = self._watch.poll(lambda: build_client_context(self._config))
+        if context is not None:
+            self.current = context
+            self.reloads += 1
+            logger.info("TLS client certificate/CA reloaded from %s", ", ".join(self._watch.paths))
+        return self.current
 
 
 class ClientSSLContext(ssl.SSLContext):

@@ -17,7 +17,6 @@ into an export. An export running on the old exporter while it is replaced may f
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
@@ -26,8 +25,8 @@ from opentelemetry.sdk._logs import ReadableLogRecord
 from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
 
+from evald.config.file_watch import FileWatch
 from evald.config.tls_client import ClientTLSConfig, build_client_context
-from evald.receivers.tls_reload import Signature, file_signature
 
 logger = logging.getLogger(__name__)
 
@@ -40,50 +39,31 @@ class ExporterReloader(Generic[E]):
     def __init__(self, build: Callable[[], E], tls: ClientTLSConfig, clock: Callable[[], float] = time.monotonic
                  ) -> None:
         self._build: Callable[[], E] = build
-        self._tls, self._clock = tls, clock
-        self._paths = tls.files()
-        self._interval = float(tls.reload_interval or 0.0)
-        self._lock = threading.Lock()
-        self._signature = file_signature(self._paths)
-        self._next_check = clock() + self._interval
-        self._failed: Signature | None = None
+        self._tls = tls
+        self._watch = FileWatch(tls.files(), float(tls.reload_interval or 0.0), "otlp", clock)
         self.exporter: E = build()
         self.reloads = 0
-        self.failures = 0
+
+    @property
+    def failures(self) -> int:
+        return self._watch.failures
 
     def current(self) -> E:
-        now = self._clock()
-        if now < self._next_check or not self._lock.acquire(blocking=False):
-            return self.exporter
         try:
-            self._next_check = now + self._interval
-            signature = file_signature(self._paths)
-            if signature != self._signature:
-                self._reload(signature)
+            fresh = self._watch.poll(self._rebuild)
         except Exception:  # never raise into an export: keep the exporter in use
             logger.exception("otlp: TLS reload failed; keeping the connection settings in use")
-        finally:
-            self._lock.release()
+            return self.exporter
+        if fresh is not None:
+            old, self.exporter = self.exporter, fresh
+            self.reloads += 1
+            logger.info("otlp: TLS files %s changed: reconnecting with them", ", ".join(self._watch.paths))
+            _shutdown(old)
         return self.exporter
 
-    def _reload(self, signature: Signature) -> None:
-        try:
-            build_client_context(self._tls)  # the new files are whole and match (raises ValueError naming the key)
-            fresh = self._build()
-            if file_signature(self._paths) != signature:
-                raise ValueError("the files changed while they were read")
-        except (OSError, ValueError) as err:
-            self.failures += 1
-            if signature != self._failed:
-                self._failed = signature
-                logger.warning("otlp: TLS files %s changed but cannot be used yet (%s); keeping the ones in use and "
-                               "checking again in %gs", ", ".join(self._paths), err, self._interval)
-            return
-        old, self.exporter = self.exporter, fresh
-        self._signature, self._failed = signature, None
-        self.reloads += 1
-        logger.info("otlp: TLS files %s changed: reconnecting with them", ", ".join(self._paths))
-        _shutdown(old)
+    def _rebuild(self) -> E:
+        build_client_context(self._tls)  # the new files are whole and match (raises ValueError naming the key)
+        return self._build()
 
 
 def _shutdown(exporter: Any) -> None:

@@ -19,17 +19,18 @@ Failure semantics: a change that cannot be used (a file missing or half written,
 certificate) is logged as a WARNING and the certificate in use is kept; the files are checked again after the next
 interval, so a rotation finished later is picked up. A reload never fails a handshake and never raises into the
 server. Successful reloads are logged at INFO. Inline ``*_pem`` values never change, so nothing is reloaded for them.
+The checking itself (interval, change detection, failures) is evald/config/file_watch.py, shared with the clients.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import ssl
-import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from evald.config.file_watch import FileWatch
 
 if TYPE_CHECKING:
     import grpc
@@ -37,22 +38,6 @@ if TYPE_CHECKING:
     from evald.receivers.tls import ServerTLSConfig, TLSMaterial
 
 logger = logging.getLogger(__name__)
-
-Signature = tuple[tuple[int, int, int] | None, ...]
-
-
-def file_signature(paths: tuple[str, ...]) -> Signature:
-    """Per file ``(mtime_ns, size, inode)`` as ``stat`` (following symlinks) sees it, None when it cannot."""
-    out: list[tuple[int, int, int] | None] = []
-    for path in paths:
-        try:
-            st = os.stat(path)
-        except OSError:
-            out.append(None)
-        else:
-            out.append((st.st_mtime_ns, st.st_size, st.st_ino))
-    return tuple(out)
-
 
 class CertificateReloader:
     """Rebuilds the server context of a ``ServerTLSConfig`` when its files change (see the module docstring).
@@ -63,52 +48,28 @@ class CertificateReloader:
 
     def __init__(self, config: ServerTLSConfig, clock: Callable[[], float] = time.monotonic) -> None:
         self._config = config
-        self._paths = config.files()
-        self._interval = float(config.reload_interval or 0.0)
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._signature = file_signature(self._paths)
+        self._watch = FileWatch(config.files(), float(config.reload_interval or 0.0), "receiver", clock)
         self.material: TLSMaterial = config.read_material()
-        self._next_check = clock() + self._interval
-        self._failed: Signature | None = None  # the signature last logged as unusable (log once per state)
         self.reloads = 0
-        self.failures = 0
+
+    @property
+    def failures(self) -> int:
+        return self._watch.failures
 
     def poll(self) -> tuple[TLSMaterial, ssl.SSLContext] | None:
-        now = self._clock()
-        if now < self._next_check or not self._lock.acquire(blocking=False):
+        loaded = self._watch.poll(self._load)
+        if loaded is None or loaded[0] == self.material:
             return None
-        try:
-            self._next_check = now + self._interval
-            signature = file_signature(self._paths)
-            if signature == self._signature:
-                return None
-            return self._load(signature)
-        finally:
-            self._lock.release()
+        self.material = loaded[0]
+        self.reloads += 1
+        logger.info("TLS certificate reloaded from %s", ", ".join(self._watch.paths))
+        return loaded
 
-    def _load(self, signature: Signature) -> tuple[TLSMaterial, ssl.SSLContext] | None:
+    def _load(self) -> tuple[TLSMaterial, ssl.SSLContext]:
         from evald.receivers.tls import build_ssl_context
 
-        try:
-            context = build_ssl_context(self._config)
-            material = self._config.read_material()
-            if file_signature(self._paths) != signature:
-                raise ValueError("the files changed while they were read")
-        except (OSError, ValueError) as err:
-            self.failures += 1
-            if signature != self._failed:
-                self._failed = signature
-                logger.warning("TLS files %s changed but cannot be used yet (%s); keeping the certificate in use "
-                               "and checking again in %gs", ", ".join(self._paths), err, self._interval)
-            return None
-        self._signature, self._failed = signature, None
-        if material == self.material:
-            return None
-        self.material = material
-        self.reloads += 1
-        logger.info("TLS certificate reloaded from %s", ", ".join(self._paths))
-        return material, context
+        context = build_ssl_context(self._config)
+        return self._config.read_material(), context
 
 
 def install_reloader(context: ssl.SSLContext, config: ServerTLSConfig) -> CertificateReloader:

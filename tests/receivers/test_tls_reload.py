@@ -152,7 +152,7 @@ async def test_a_half_written_rotation_keeps_the_old_certificate_until_it_is_who
         await asyncio.sleep(RELOAD * 2)
         with caplog.at_level(logging.WARNING, logger="evald.receivers.tls_reload"):
             assert await post(old.ca) == 200  # still the old certificate
-        assert "cannot be used yet" in caplog.text and "keeping the certificate in use" in caplog.text
+        assert "cannot be used yet" in caplog.text and "keeping the ones in use" in caplog.text
         _rotate(new, live, ("tls.key",))
         await asyncio.sleep(RELOAD * 2)
         assert await post(new.ca) == 200
