@@ -52,7 +52,8 @@ def test_turn_token_cost_is_the_mean_per_turn_value() -> None:
 
 
 def test_a_trace_case_is_one_turn_and_no_data_is_not_applicable() -> None:
-    assert TurnLatencyMetric().measure(EvalCase(latency_ms=100.0)) is not None
+    one = TurnLatencyMetric(options={"max_ms_per_turn": 50.0}).measure(EvalCase(latency_ms=100.0))
+    assert one is not None and one.value == 0.0 and one.metadata["turn_latencies"] == [100.0]
     assert TurnLatencyMetric().measure(EvalCase(messages=(Message("assistant", "x"),))) is None
     score = TurnTokenCostMetric().measure(EvalCase(input_tokens=300, output_tokens=100))
     assert score is not None and score.value == pytest.approx(1 - 400 / 2000)
