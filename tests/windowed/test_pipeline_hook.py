@@ -20,6 +20,7 @@ from evald.pipeline.engine import EvaluationPipeline, PipelineConfig
 from evald.pipeline.sampling import Sampler
 from evald.telemetry import Telemetry
 from evald.testing import InMemoryExporter
+from evald.windowed.stage import WindowedStage
 
 
 class Cheap(BaseMetric):
@@ -86,3 +87,11 @@ async def test_a_case_with_only_multi_case_metrics_reaches_them() -> None:
     exporter, _ = await run([multi("outcome_consistency", group_by="input", k=3)], traces=3)
     scores = [s for scored in exporter.cases for s in scored.scores]
     assert [s.name for s in scores] == ["outcome_consistency"] and scores[0].value == 1.0
+
+
+async def test_without_multi_case_metrics_there_is_no_windowed_stage() -> None:
+    stage, single = WindowedStage.split([bind(Cheap())], Telemetry())
+    assert stage is None and [b.metric.name for b in single] == ["cheap"]
+    exporter, tm = await run([bind(Cheap())], traces=2)  # nothing windowed is built: no hook runs per case or batch
+    assert [s.name for sc in exporter.cases for s in sc.scores] == ["cheap", "cheap"]
+    assert tm.registry.get_sample_value("evald_windowed_pending_cases") is None
