@@ -5,6 +5,10 @@ of a conversation), so ``n`` is evald's count, never the judge's: the judge retu
 <count_field>: k}`` with ``0 <= k <= n`` (the bound is part of the verdict's schema and is checked strictly; any
 other k is ``malformed``, an error outcome), and the value is ``k / n``. Metadata: ``<count_field>``, ``total``
 (n) and ``judge``. A subclass gives ``judge_task``, ``judge_data`` (None: not applicable) and ``item_count``.
+
+``ListedItemsMetric``: the counted metrics whose n items are a list option (trusted config, numbered in the task)
+each checked against the output (the input, if any, sent along); not applicable without an output. A subclass names
+the option (``items_option``), the list's heading and the task text before it (``task_lead``).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from evald.case import EvalCase, Message, Score
 from evald.config.base import ComponentConfig
 from evald.judges.prompting import VerdictField
 from evald.metrics.base import BaseMetric
-from evald.metrics.judged.common import JudgedOptions, ask_judge
+from evald.metrics.judged.common import JudgedOptions, ask_judge, case_data
 
 
 def assistant_turns(messages: tuple[Message, ...]) -> int:
@@ -54,3 +58,29 @@ class CountedJudgeMetric(BaseMetric):
         verdict = await ask_judge(self, eval_case, judge, self.judge_task(eval_case), data, fields)
         count = verdict.values[self.count_field]
         return self.score(count / total, verdict.reasoning, **{self.count_field: count, "total": total}, judge=judge)
+
+
+class ListedItemsMetric(CountedJudgeMetric):
+    """Base of counted metrics over a configured list of items checked against the output; not registered itself."""
+
+    requires: ClassVar[tuple[str, ...]] = ("input", "output")
+    needs: ClassVar[tuple[str, ...]] = ("output",)
+    items_option: ClassVar[str]
+    items_heading: ClassVar[str]
+    task_lead: ClassVar[str]
+
+    def _items(self) -> list[str]:
+        return cast(list[str], getattr(self.options, self.items_option))
+
+    def setup(self) -> None:
+        self._task = f"{self.task_lead}\n{self.items_heading}:\n{numbered(self._items())}"
+
+    def judge_task(self, eval_case: EvalCase) -> str:
+        return self._task
+
+    def judge_data(self, eval_case: EvalCase) -> list[tuple[str, str]] | None:
+        data = case_data(eval_case, ("input", "output"))
+        return data if any(label == "output" for label, _ in data) else None
+
+    def item_count(self, eval_case: EvalCase) -> int:
+        return len(self._items())

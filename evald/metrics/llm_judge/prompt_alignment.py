@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, cast
+from typing import ClassVar
 
 from pydantic import Field
 
-from evald.case import Dimension, EvalCase
+from evald.case import Dimension
 from evald.config.base import ComponentConfig
-from evald.metrics.judged.common import JudgedOptions, case_data
-from evald.metrics.judged.counted import CountedJudgeMetric, numbered
+from evald.metrics.judged.common import JudgedOptions
+from evald.metrics.judged.counted import ListedItemsMetric
 
 
 class PromptAlignmentOptions(JudgedOptions):
@@ -19,7 +19,7 @@ class PromptAlignmentOptions(JudgedOptions):
     )
 
 
-class PromptAlignmentMetric(CountedJudgeMetric):
+class PromptAlignmentMetric(ListedItemsMetric):
     """An LLM judge counts how many of the configured instructions the output follows; the value is that share.
 
     Rubric: DeepEval's PromptAlignmentMetric as harness-evals implements it (seed catalog, LLM-Judged: "checks
@@ -35,26 +35,13 @@ class PromptAlignmentMetric(CountedJudgeMetric):
     family: ClassVar[str] = "llm_judge"
     dimension: ClassVar[Dimension] = Dimension.CORRECTNESS
     default_threshold: ClassVar[float] = 0.5
-    requires: ClassVar[tuple[str, ...]] = ("input", "output")
-    needs: ClassVar[tuple[str, ...]] = ("output",)
     Options: ClassVar[type[ComponentConfig]] = PromptAlignmentOptions
     count_field: ClassVar[str] = "followed_instructions"
     count_meaning: ClassVar[str] = "how many of the instructions the output follows"
-
-    def setup(self) -> None:
-        instructions = cast(PromptAlignmentOptions, self.options).instructions
-        self._task = (
-            "Check, one by one, whether the output follows each instruction below (the input is what the model "
-            "was given). In the reasoning, list each instruction with 'followed' or 'not followed' and why. Then "
-            f"count the instructions followed.\nInstructions:\n{numbered(instructions)}"
-        )
-
-    def judge_task(self, eval_case: EvalCase) -> str:
-        return self._task
-
-    def judge_data(self, eval_case: EvalCase) -> list[tuple[str, str]] | None:
-        data = case_data(eval_case, ("input", "output"))
-        return data if any(label == "output" for label, _ in data) else None
-
-    def item_count(self, eval_case: EvalCase) -> int:
-        return len(cast(PromptAlignmentOptions, self.options).instructions)
+    items_option: ClassVar[str] = "instructions"
+    items_heading: ClassVar[str] = "Instructions"
+    task_lead: ClassVar[str] = (
+        "Check, one by one, whether the output follows each instruction below (the input is what the model "
+        "was given). In the reasoning, list each instruction with 'followed' or 'not followed' and why. Then "
+        "count the instructions followed."
+    )
