@@ -6,7 +6,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from evald.case import SPAN_END_METADATA, Message, ToolCall, new_message, new_tool_call
-from evald.mapping.masking import is_masked
 from evald.mapping.messages import CallContent, is_system_role, text_of
 from evald.mapping.values import as_text, is_mapping, parse_json_container
 from evald.model import SpanRecord
@@ -78,7 +77,7 @@ def tool_result(value: Any) -> Any:
     read as its text, a single Bedrock ``[{"json": ...}]`` block as its value."""
     parsed = parse_json_container(value)
     if isinstance(parsed, str | bytes):
-        return as_text(parsed) or (None if isinstance(parsed, str) and is_masked(parsed) else parsed)
+        return as_text(parsed) or parsed  # a marker never gets here: parse_json_container made it None
     if isinstance(parsed, list) and parsed and all(_is_text_block(b) for b in parsed):
         return tool_result("\n".join(b["text"] for b in parsed))
     if isinstance(parsed, list) and len(parsed) == 1 and is_mapping(parsed[0]) and parsed[0].keys() == {"json"}:

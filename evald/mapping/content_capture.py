@@ -29,7 +29,6 @@ from evald.model import AssembledTrace
 CONTENT_CAPTURE: Final = "content_capture"
 INSTRUMENTATION: Final = "instrumentation"
 MASK_MARKER: Final = "mask_marker"
-STATUSES: Final = ("full", "partial", "masked", "none")
 
 
 def annotate(trace: AssembledTrace, result: MappingResult) -> MappingResult:
@@ -37,6 +36,7 @@ def annotate(trace: AssembledTrace, result: MappingResult) -> MappingResult:
     if not result.cases:
         return result
     scopes = _scopes(trace)
+    distinct = tuple(dict.fromkeys(scopes.values()))  # the trace's instrumentation scopes, once each
     marker: list[str | None] | None = None  # scanned lazily, once
     cases: list[EvalCase] = []
     for case in result.cases:
@@ -56,7 +56,7 @@ def annotate(trace: AssembledTrace, result: MappingResult) -> MappingResult:
             found = marker[0]
             status = "masked" if found is not None else "none"
         span_scope = scopes.get(case.span_id or "", "")
-        ordered = (span_scope, *scopes.values()) if span_scope else tuple(scopes.values())
+        ordered = (span_scope, *distinct) if span_scope else distinct
         instrumentation = detect(ordered, _convention(case)).id
         cases.append(_with(case, status, instrumentation, found))
     return MappingResult(cases=tuple(cases), not_evaluable=result.not_evaluable, warnings=result.warnings)

@@ -36,10 +36,12 @@ def is_masked(text: str) -> bool:
     """True when ``text`` is, as a whole, a masking marker (see the module docstring)."""
     if text in MARKERS:
         return True
-    if len(text) > 200:  # markers are short; a long text is content
+    if not text or len(text) > 200:  # markers are short; a long text is content
         return False
-    stripped = text.strip(_QUOTES)
-    return stripped in MARKERS or stripped.startswith(PREFIXES)
+    if text[0] in _QUOTES or text[-1] in _QUOTES:  # only then is a copy worth making (this runs per message text)
+        text = text.strip(_QUOTES)
+        return text in MARKERS or text.startswith(PREFIXES)
+    return text.startswith(PREFIXES)
 
 
 def marker_in(values: Iterable[Any]) -> str | None:

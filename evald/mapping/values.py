@@ -103,7 +103,7 @@ def parse_json_container(value: Any) -> Any:
     Used for tool arguments and results: ``'{"city": "Paris"}'`` becomes a dict, ``"18"`` stays ``"18"``; a
     masking marker (``[REDACTED]``...) is ``None``: the value was not recorded.
     """
-    if type(value) is str and is_masked(value):
+    if isinstance(value, str) and is_masked(value):
         return None
     parsed = parse_structured(value)
     return parsed if isinstance(parsed, dict | list) else value
