@@ -140,10 +140,15 @@ class ArgsValidMetric(BaseMetric):
                                       constraint="strict" if opts.strict else "unconstrained_tools: deny")]
             if tool_policy is not None or schema is not None:
                 arguments = arguments_of(call)
-                if tool_policy is not None:
-                    problems += _call_violations(call.name, index, tool_policy, arguments, call.arguments)
-                if schema is not None:
-                    problems += _schema_violations(call.name, index, schema, arguments, call.arguments)
+                if arguments is None:  # one violation, whether a policy, a schema or both constrain the tool
+                    problems.append(violation("arguments_not_object", f"{call.name} (index {index}): arguments are "
+                                              "not a JSON object", tool=call.name, index=index, value=call.arguments,
+                                              constraint="type: object"))
+                else:
+                    if tool_policy is not None:
+                        problems += _call_violations(call.name, index, tool_policy, arguments)
+                    if schema is not None:
+                        problems += _schema_violations(call.name, index, schema, arguments)
             checked += 1
             valid += not problems
             violations += problems
@@ -172,13 +177,9 @@ def _filter_violations(tool: str, index: int, policy: ArgsPolicy) -> list[dict[s
     return []
 
 
-def _schema_violations(tool: str, index: int, schema: Validator, arguments: dict[str, Any] | None, raw: Any
-                       ) -> list[dict[str, Any]]:
+def _schema_violations(tool: str, index: int, schema: Validator, arguments: dict[str, Any]) -> list[dict[str, Any]]:
     """One ``schema`` violation per JSON Schema error (Assay's ``E_ARG_SCHEMA``)."""
     where = f"{tool} (index {index})"
-    if arguments is None:
-        return [violation("arguments_not_object", f"{where}: arguments are not a JSON object", tool=tool,
-                          index=index, value=raw, constraint="type: object")]
     out = []
     for argument, value, constraint, message in schema_problems(schema, arguments):
         fields = {"argument": argument} if argument is not None else {}
@@ -187,12 +188,8 @@ def _schema_violations(tool: str, index: int, schema: Validator, arguments: dict
     return out
 
 
-def _call_violations(tool: str, index: int, policy: ToolPolicy, arguments: dict[str, Any] | None, raw: Any
-                     ) -> list[dict[str, Any]]:
+def _call_violations(tool: str, index: int, policy: ToolPolicy, arguments: dict[str, Any]) -> list[dict[str, Any]]:
     where = f"{tool} (index {index})"
-    if arguments is None:
-        return [violation("arguments_not_object", f"{where}: arguments are not a JSON object", tool=tool,
-                          index=index, value=raw, constraint="type: object")]
     out = []
     required = [*policy.required, *(name for name, rule in policy.arguments.items() if rule.required)]
     for name in dict.fromkeys(required):

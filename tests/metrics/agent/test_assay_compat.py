@@ -133,6 +133,10 @@ def test_schemas_and_the_v1_argument_policy_combine(tmp_path: Path) -> None:
               "schemas": {"pay": {"type": "object", "properties": {"amount": {"type": "integer"}}}}}
     score = measure(ArgsValidMetric(options={"policy": policy}), trajectory(("pay", {"amount": "ten"})))
     assert score.value == 0.0 and rules_of(score) == ["required", "schema"]
+    # arguments that are no JSON object are one violation, though a policy and a schema both constrain the tool
+    bad = measure(ArgsValidMetric(options={"policy": policy}), trajectory(("pay", "amount=ten")))
+    assert bad.value == 0.0 and rules_of(bad) == ["arguments_not_object"]
+    assert bad.metadata["violations"][0]["value"] == "amount=ten"
 
 
 @pytest.mark.parametrize(("schemas", "message"), [
