@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -33,6 +32,7 @@ from typing import Generic, TypeVar
 
 from evald.exporters.sending_buffer import Entry, Fit
 from evald.exporters.sending_policy import QueueStorageConfig
+from evald.sqlite_store import open_hint, open_store, store_path
 from evald.telemetry import RateLimitedLog
 
 __all__ = ["SqliteBuffer", "queue_file"]
@@ -42,13 +42,13 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 T2 = TypeVar("T2")
 _SCHEMA = "CREATE TABLE IF NOT EXISTS queue (id INTEGER PRIMARY KEY AUTOINCREMENT, item BLOB NOT NULL)"
+_TOTALS = "SELECT count(*), coalesce(sum(length(item)), 0) FROM queue"
 _READ_CHUNK = 1000  # rows read per take at most (a batch is smaller)
 
 
 def queue_file(directory: str, exporter_id: str) -> Path:
     """The sqlite file of one exporter's queue."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in exporter_id)
-    return Path(directory) / f"{safe}.sqlite"
+    return store_path(directory, exporter_id, ".sqlite")
 
 
 class SqliteBuffer(Generic[T]):
@@ -88,43 +88,17 @@ class SqliteBuffer(Generic[T]):
             try:
                 self._waiting, self._stored = await self._run(self._open)
             except (OSError, sqlite3.Error) as err:  # evald run reports an OSError as "cannot start" (exit 1)
-                hint = "; is another evald using this directory?" if "locked" in str(err) else ""
                 raise OSError(f"exporter {self._exporter_id}: sending_queue.storage: cannot open {self.path} "
-                              f"({err}{hint})") from err
+                              f"({err}{open_hint(err)})") from err
             self._cursor = 0
             if self._waiting:
                 logger.info("persistent queue %s: %d item(s) from an earlier run will be sent", self.path,
                             self._waiting)
 
-    def _connect(self) -> tuple[int, int]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=1.0, isolation_level=None, check_same_thread=False)
-        try:
-            db.execute("PRAGMA locking_mode=EXCLUSIVE")  # one evald process per queue file
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=FULL")
-            db.execute(_SCHEMA)
-            count, size = db.execute("SELECT count(*), coalesce(sum(length(item)), 0) FROM queue").fetchone()
-        except BaseException:
-            db.close()
-            raise
-        self._db = db
-        return int(count), int(size)
-
     def _open(self) -> tuple[int, int]:
-        try:
-            return self._connect()
-        except sqlite3.OperationalError:
-            raise  # locked by another process, or the directory is not writable: a startup error
-        except sqlite3.DatabaseError as err:
-            aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
-            logger.error("persistent queue %s is unreadable (%s); moved to %s, starting an empty queue",
-                         self.path, err, aside)
-            for suffix in ("", "-wal", "-shm"):
-                part = Path(f"{self.path}{suffix}")
-                if part.exists():
-                    part.rename(Path(f"{aside}{suffix}"))
-            return self._connect()
+        self._db, (count, size) = open_store(self.path, schema=_SCHEMA, totals=_TOTALS, fsync=True,
+                                             label="persistent queue")
+        return int(count), int(size)
 
     async def add(self, entries: Sequence[Entry[T]]) -> None:
         blobs = [self._encode(e.item) for e in entries]

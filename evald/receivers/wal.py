@@ -56,7 +56,7 @@ from pydantic import Field
 from evald.config.base import ComponentConfig
 from evald.errors import QueueFullError
 from evald.model import Delivery
-from evald.receivers.wal_file import open_log
+from evald.sqlite_store import open_hint, open_store, store_path
 from evald.telemetry import RateLimitedLog, Telemetry, shared_instruments
 
 __all__ = ["ReceiverWal", "ReceiverWalConfig", "WalEntry", "wal_file"]
@@ -65,6 +65,9 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 MIB = 1024 * 1024
+_SCHEMA = ("CREATE TABLE IF NOT EXISTS wal (id INTEGER PRIMARY KEY, signal TEXT NOT NULL, encoding TEXT NOT NULL, "
+           "body BLOB NOT NULL)")
+_TOTALS = "SELECT count(*), coalesce(sum(length(body)), 0), coalesce(max(id), 0) FROM wal"
 #: Retry hint when the log is full (its rows leave as traces are exported) or a write failed.
 FULL_RETRY_AFTER = 1.0
 
@@ -78,8 +81,7 @@ class ReceiverWalConfig(ComponentConfig):
 
 
 def wal_file(directory: str, receiver_id: str) -> Path:
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in receiver_id)
-    return Path(directory) / f"{safe}.wal.sqlite"
+    return store_path(directory, receiver_id, ".wal.sqlite")
 
 
 def _instruments(registry: CollectorRegistry) -> tuple[Gauge, Gauge, Counter, Counter]:
@@ -155,8 +157,7 @@ class ReceiverWal:
         try:
             rows, size, last = await self._run(self._open)
         except (OSError, sqlite3.Error) as err:
-            hint = "; is another evald using this directory?" if "locked" in str(err) else ""
-            raise OSError(f"receiver {self.receiver_id}: wal: cannot open {self.path} ({err}{hint})") from err
+            raise OSError(f"receiver {self.receiver_id}: wal: cannot open {self.path} ({err}{open_hint(err)})") from err
         self._rows, self._bytes, self._next_row = rows, size, last + 1
         self._gauges()
         if rows:
@@ -164,8 +165,9 @@ class ReceiverWal:
                         rows, size / MIB)
 
     def _open(self) -> tuple[int, int, int]:
-        self._db, rows, size, last = open_log(self.path, self.config.fsync)
-        return rows, size, last
+        self._db, (rows, size, last) = open_store(self.path, schema=_SCHEMA, totals=_TOTALS, fsync=self.config.fsync,
+                                                  label="receiver WAL")
+        return int(rows), int(size), int(last)
 
     # -- write ----------------------------------------------------------------------------------------------------
 
