@@ -17,9 +17,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evald.judges.prompting import JudgePrompt, Verdict, VerdictField, parse_verdict, verdict_schema
-
-_FENCE_OPEN, _FENCE = "```json", "```"
+from evald.judges.prompting import (
+    JudgePrompt,
+    Verdict,
+    VerdictField,
+    check_verdict,
+    strip_fence,
+    verdict_keys,
+    verdict_ranges,
+    verdict_schema,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,21 +62,14 @@ def _blocks(parts: Sequence[BatchPart]) -> tuple[list[tuple[str, str]], list[lis
     return [(name, text) for (_, text), name in names.items()], per_part
 
 
-def _verdict_keys(fields: Sequence[VerdictField]) -> str:
-    keys = ", ".join(['"reasoning": "<your step-by-step reasoning>"', *(f'"{f.name}": <integer>' for f in fields)])
-    ranges = "\n".join(
-        f"  - {f.name}: {f.meaning} (integer, {f.minimum} to {f.maximum})" if f.maximum is not None
-        else f"  - {f.name}: {f.meaning} (integer, at least {f.minimum})" for f in fields)
-    return f"{{{keys}}}\n{ranges}"
-
-
 def build_batch_prompt(parts: Sequence[BatchPart]) -> JudgePrompt:
     tag = f"data-{secrets.token_hex(6)}"
     blocks, per_part = _blocks(parts)
     names = ", ".join(f'"{part_name(i)}"' for i in range(len(parts)))
     tasks = "\n\n".join(
         f"Task {part_name(i)} (about the blocks named {', '.join(per_part[i]) or '(none)'}):\n{part.task}\n"
-        f"Its verdict object has these keys in this order: {_verdict_keys(part.fields)}"
+        f"Its verdict object has these keys in this order: {verdict_keys(part.fields)}\n"
+        f"{verdict_ranges(part.fields, '  - ')}"
         for i, part in enumerate(parts))
     system = (
         "You are an impartial evaluator. The material to evaluate is given between "
@@ -106,11 +106,8 @@ def _pairs(pairs: list[tuple[str, Any]]) -> _Pairs:
 
 def parse_batch(text: str, parts: Sequence[BatchPart]) -> list[Verdict | ValueError]:
     """One verdict or ``ValueError`` per part; raises ``ValueError`` when the answer is not one JSON object."""
-    body = text.strip()
-    if body.startswith(_FENCE_OPEN) and body.endswith(_FENCE) and len(body) > len(_FENCE_OPEN) + len(_FENCE):
-        body = body[len(_FENCE_OPEN):-len(_FENCE)].strip()
     try:
-        answer = json.loads(body, object_pairs_hook=_pairs)
+        answer = json.loads(strip_fence(text), object_pairs_hook=_pairs)
     except json.JSONDecodeError as err:
         raise ValueError(f"batched verdict is not one JSON object ({err.msg})") from None
     if not isinstance(answer, dict):
@@ -127,7 +124,7 @@ def parse_batch(text: str, parts: Sequence[BatchPart]) -> list[Verdict | ValueEr
             results.append(ValueError(f"part {name}: a key appears twice in the verdict"))
         else:
             try:
-                results.append(parse_verdict(json.dumps(found), part.fields))
+                results.append(check_verdict(found, part.fields))
             except ValueError as err:
                 results.append(ValueError(f"part {name}: {err}"))
     return results
