@@ -101,8 +101,9 @@ async def test_retained_traces_are_dropped_first_then_new_data_is_refused_with_a
     with pytest.raises(QueueFullError):
         window.consume(SignalBatch(spans=(big(5, 200),)))
     sink.done()
-    window.consume(SignalBatch(spans=(big(5, 200),)))  # room again
-    assert held(tm, "window") + held(tm, "released") <= 3 * MIB
+    result = window.consume(SignalBatch(spans=(big(5, 200),)))  # room again: taken whole
+    assert result.rejected_spans == 0 and list(window._pending) == [f"{5:032x}"]
+    assert held(tm, "window") == span_bytes(big(5, 200)) and held(tm, "window") + held(tm, "released") <= 3 * MIB
 
 
 async def test_a_request_bigger_than_the_soft_limit_is_taken_in_part_without_a_retry_hint() -> None:
