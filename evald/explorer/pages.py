@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from evald.explorer.store import OUTCOMES, Entry
-from evald.explorer.views import API, BASE, Filters
+from evald.explorer.views import API, BASE, Filters, iso
 
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.2em;color:#1d1d1f;background:#fafafa}
@@ -95,8 +95,6 @@ def list_page(entries: Sequence[Entry], shown: Sequence[Entry], matched: int, fi
 
 
 def _time(seconds: float) -> str:
-    from evald.explorer.views import iso
-
     return iso(seconds).replace("T", " ").rstrip("Z")
 
 
