@@ -13,7 +13,7 @@ Config keys::
       auth: null                 # {bearer_tokens, token_files, api_key_header}; null: the OTLP receivers' auth
 
 Failure semantics: config errors at load for a template without ``{trace_id}`` or a ``trace_url_template`` that is
-not an http(s) URL; nothing the explorer does at run time can stop the pipeline (evald/explorer/feed.py).
+not an http(s) URL; nothing the explorer does at run time can stop the pipeline (the feed, evald/explorer/server.py).
 """
 
 from __future__ import annotations
