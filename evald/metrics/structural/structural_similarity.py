@@ -7,6 +7,7 @@ from typing import Annotated, Any, ClassVar, Literal, cast
 
 import jsonschema
 import yaml
+from jsonschema.protocols import Validator
 from pydantic import Field
 
 from evald.case import Dimension, EvalCase, Score
@@ -63,10 +64,13 @@ class StructuralSimilarityMetric(BaseMetric):
 
     def setup(self) -> None:
         opts = cast(StructuralSimilarityOptions, self.options)
+        self._validator: Validator | None = None
         if opts.level == "schema_validated":
             if opts.schema_ is None:
                 raise ValueError("level schema_validated needs `schema`")
-            jsonschema.validators.validator_for(opts.schema_).check_schema(opts.schema_)
+            cls = jsonschema.validators.validator_for(opts.schema_)
+            cls.check_schema(opts.schema_)
+            self._validator = cls(opts.schema_)  # built once, not per case
 
     def measure(self, eval_case: EvalCase) -> Score | None:
         opts = cast(StructuralSimilarityOptions, self.options)
@@ -77,10 +81,8 @@ class StructuralSimilarityMetric(BaseMetric):
         if not isinstance(actual, dict | list):
             return self.score(0.0, f"output does not parse as {opts.format} structure", level=opts.level)
         structural = opts.level != "raw"
-        if opts.level == "schema_validated":
-            assert opts.schema_ is not None
-            error = next(iter(jsonschema.validators.validator_for(opts.schema_)(opts.schema_).iter_errors(actual)),
-                         None)
+        if self._validator is not None:
+            error = next(iter(self._validator.iter_errors(actual)), None)
             if error is not None:
                 return self.score(0.0, f"schema validation failed: {error.message}", level=opts.level)
         extra: list[str] = []
