@@ -7,10 +7,10 @@ field names, where ``"a|b"`` means "at least one of". The scorer (evald/pipeline
 
 Absent means: ``None``; a blank string; an empty ``context``; ``messages`` none of which has text (pydantic-ai
 without content keeps the message structure, no text); ``tool_arguments`` (derived): no tool call with its
-arguments recorded; and for ``tool_calls``, none known
-while the case's content was not recorded (``metadata.content_capture`` ``none`` or ``masked``: an instrumentation
-without content capture records no tool calls, so "no call" cannot be told from "not recorded"). Masked values are
-already absent: the mappers never put a masking marker in a field (evald/mapping/masking.py).
+arguments recorded; and for ``tool_calls``, none known while the case's content was not recorded
+(``metadata.content_capture`` ``none`` or ``masked``: an instrumentation without content capture records no tool
+calls, so "no call" cannot be told from "not recorded"). Masked values are already absent: the mappers never put a
+masking marker in a field (evald/mapping/masking.py).
 """
 
 from __future__ import annotations
@@ -28,13 +28,15 @@ _COLLECTIONS: Final = frozenset({"context"})
 #: a derived requirement: at least one tool call with its arguments recorded (pydantic-ai without content, and
 #: OpenInference's hide modes, keep tool names and ids but not arguments)
 TOOL_ARGUMENTS: Final = "tool_arguments"
+#: ``"a|b"`` specs split once (they come from metric classes' declarations: a small, fixed set); this runs per case
+_ALTERNATIVES: dict[str, tuple[str, ...]] = {}
 
 
 def missing_field(case: EvalCase, needs: Sequence[str]) -> str | None:
     """The first needed field the case lacks (the first name of an ``a|b`` alternative), else ``None``."""
     for spec in needs:
         if "|" in spec:
-            names = spec.split("|")
+            names = _ALTERNATIVES.get(spec) or _ALTERNATIVES.setdefault(spec, tuple(spec.split("|")))
             if not any(is_present(case, name) for name in names):
                 return names[0]
         elif not is_present(case, spec):

@@ -68,7 +68,7 @@ class Remainder:
 class MetricPlan:
     """The bindings that apply to one kind of case, prepared once (see the module docstring)."""
 
-    __slots__ = ("bindings", "metrics", "dimensions", "has_async", "inline", "steps", "needs")
+    __slots__ = ("bindings", "metrics", "dimensions", "has_async", "inline", "steps")
 
     def __init__(self, bindings: Sequence[MetricBinding], durations: LabelCache, gated: bool) -> None:
         self.bindings = tuple(bindings)
@@ -79,8 +79,6 @@ class MetricPlan:
         #: no asynchronous metric and no gate: score_inline applies
         self.inline = not self.has_async and not (gated and any(b.gate is not None for b in self.bindings))
         self.steps = tuple((m, m.name, durations.get(m.name), m.required_fields()) for m in self.metrics)
-        #: metric name -> the fields it cannot do without (checked before it runs)
-        self.needs = {m.name: m.required_fields() for m in self.metrics}
 
 
 class CaseScorer:
