@@ -132,7 +132,7 @@ def _canonical_lists(value: Any) -> Any:
 def _leaf_share(expected: Any, actual: Any) -> tuple[float, int, int, list[str]]:
     want, got = leaves(_canonical_lists(expected)), leaves(_canonical_lists(actual))
     paths = list(dict.fromkeys([*want, *got]))
-    matched = sum(1 for p in paths if p in want and p in got and same_json(want[p], got[p]))
     differing = [render_path(p) for p in paths if not (p in want and p in got and same_json(want[p], got[p]))]
     total = len(paths)
+    matched = total - len(differing)
     return (matched / total if total else 1.0), matched, total, differing
