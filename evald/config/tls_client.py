@@ -31,34 +31,27 @@ from __future__ import annotations
 
 import os
 import ssl
-import tempfile
 from pathlib import Path
 from typing import Any, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
 from evald.config.base import ComponentConfig, Duration
+from evald.config.tls_common import (
+    check_cert_key_pair,
+    check_sources,
+    check_versions,
+    load_ca,
+    load_chain,
+    readable_path,
+    set_versions,
+)
 
-VERSIONS = {"1.2": ssl.TLSVersion.TLSv1_2, "1.3": ssl.TLSVersion.TLSv1_3}
 _SOURCES = (("ca_file", "ca_pem"), ("cert_file", "cert_pem"), ("key_file", "key_pem"))
 #: Keys that configure TLS: none may be set with ``insecure: true`` (plaintext).
 _TLS_KEYS = ("ca_file", "ca_pem", "include_system_ca_certs_pool", "cert_file", "cert_pem", "key_file", "key_pem",
              "insecure_skip_verify", "server_name_override", "min_version", "max_version", "reload_interval")
 
-
-
-def readable_path(value: str | None) -> str | None:
-    """A TLS file setting: ``None``, or a path that can be opened now (a ValueError naming the file otherwise)."""
-    if value is None:
-        return None
-    if not value.strip():
-        raise ValueError("must be a file path, not an empty string")
-    try:
-        with Path(value).open("rb"):
-            pass
-    except OSError as err:
-        raise ValueError(f"cannot read {value!r}: {err.strerror or err}") from None
-    return value
 
 class ClientTLSConfig(ComponentConfig):
     insecure: bool = Field(
@@ -102,17 +95,8 @@ class ClientTLSConfig(ComponentConfig):
                 keys = ", ".join(f"`{k}`" for k in clash)
                 raise ValueError(f"`insecure: true` means plaintext, so {keys} cannot apply: remove "
                                  f"{'it' if len(clash) == 1 else 'them'}, or drop `insecure` to use TLS")
-        for file_key, pem_key in _SOURCES:
-            if data.get(file_key) and data.get(pem_key):
-                raise ValueError(f"set `{file_key}` or `{pem_key}`, not both")
-        has_cert = bool(data.get("cert_file") or data.get("cert_pem"))
-        has_key = bool(data.get("key_file") or data.get("key_pem"))
-        if has_key and not has_cert:
-            raise ValueError("`key_file` is set but `cert_file` is missing: a client certificate needs both "
-                             "(or `cert_pem`)")
-        if has_cert and not has_key:
-            raise ValueError("`cert_file` is set but `key_file` is missing: a client certificate needs both "
-                             "(or `key_pem`)")
+        check_sources(data, _SOURCES)
+        check_cert_key_pair(data, "a client certificate needs both")
         return data
 
     @field_validator("ca_file", "cert_file", "key_file")
@@ -122,8 +106,7 @@ class ClientTLSConfig(ComponentConfig):
 
     @model_validator(mode="after")
     def _loads(self) -> Self:
-        if self.max_version is not None and VERSIONS[self.max_version] < VERSIONS[self.min_version]:
-            raise ValueError(f"`min_version` {self.min_version} is above `max_version` {self.max_version}")
+        check_versions(self.min_version, self.max_version)
         if not self.insecure and (self.has_ca or self.has_client_certificate):
             build_client_context(self)  # reads and checks every file and PEM, naming the key (the system store
             # is not loaded to validate a block without them: 16 ms for every default otlp `tls`)
@@ -175,34 +158,15 @@ def build_client_context(config: ClientTLSConfig, context: ssl.SSLContext | None
     Raises ``ValueError`` naming the key whose file or PEM cannot be used.
     """
     context = context if context is not None else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.minimum_version = VERSIONS[config.min_version]
-    if config.max_version is not None:
-        context.maximum_version = VERSIONS[config.max_version]
+    set_versions(context, config.min_version, config.max_version)
     if config.has_ca:
-        ca_key = "ca_file" if config.ca_file else "ca_pem"
-        try:
-            if config.ca_file:
-                context.load_verify_locations(cafile=config.ca_file)
-            else:
-                context.load_verify_locations(cadata=config.ca_pem)
-        except (ssl.SSLError, OSError, ValueError) as err:
-            raise ValueError(f"cannot use `{ca_key}`{_files(config.ca_file)}: {_reason(err)}") from None
-        if not context.get_ca_certs():
-            raise ValueError(f"`{ca_key}`{_files(config.ca_file)} holds no CA certificate")
+        load_ca(context, config.ca_file, config.ca_pem, "ca")
         if config.include_system_ca_certs_pool:
             context.load_default_certs(ssl.Purpose.SERVER_AUTH)
     else:
         context.load_default_certs(ssl.Purpose.SERVER_AUTH)
     if config.has_client_certificate:
-        cert_key = "cert_file" if config.cert_file else "cert_pem"
-        key_key = "key_file" if config.key_file else "key_pem"
-        try:
-            _load_chain(context, config)
-        except (ssl.SSLError, OSError) as err:
-            raise ValueError(
-                f"cannot use `{cert_key}` with `{key_key}` (not PEM, or the key does not match the certificate)"
-                f"{_files(config.cert_file, config.key_file)}: {_reason(err)}"
-            ) from None
+        load_chain(context, config.cert_file, config.cert_pem, config.key_file, config.key_pem)
     if config.insecure_skip_verify:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
@@ -216,27 +180,3 @@ def system_ca_bundle() -> bytes:
         if path and Path(path).is_file():
             return Path(path).read_bytes()
     return b""
-
-
-def _load_chain(context: ssl.SSLContext, config: ClientTLSConfig) -> None:
-    """``load_cert_chain`` reads only files: inline PEM goes through a private temporary directory, removed at once."""
-    if config.cert_file and config.key_file:
-        context.load_cert_chain(config.cert_file, config.key_file)
-        return
-    _, cert, key = config.read_pem()
-    assert cert is not None and key is not None  # _pairs
-    with tempfile.TemporaryDirectory(prefix="evald-tls-") as directory:  # mode 0700
-        cert_path, key_path = Path(directory) / "tls.crt", Path(directory) / "tls.key"
-        cert_path.write_bytes(cert if config.cert_pem else b"")
-        key_path.touch(mode=0o600)
-        key_path.write_bytes(key)
-        context.load_cert_chain(config.cert_file or cert_path, config.key_file or key_path)
-
-
-def _files(*paths: str | None) -> str:
-    named = [repr(p) for p in paths if p]
-    return f" ({', '.join(named)})" if named else ""
-
-
-def _reason(err: Exception) -> str:
-    return str(getattr(err, "reason", None) or getattr(err, "strerror", None) or err)

@@ -29,7 +29,6 @@ receiver: gRPC and aiohttp drop the connection.
 from __future__ import annotations
 
 import ssl
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Self
@@ -37,9 +36,16 @@ from typing import Any, Literal, Self
 from pydantic import Field, field_validator, model_validator
 
 from evald.config.base import ComponentConfig, Duration
-from evald.config.tls_client import readable_path
+from evald.config.tls_common import (
+    check_cert_key_pair,
+    check_sources,
+    check_versions,
+    load_ca,
+    load_chain,
+    readable_path,
+    set_versions,
+)
 
-_VERSIONS = {"1.2": ssl.TLSVersion.TLSv1_2, "1.3": ssl.TLSVersion.TLSv1_3}
 _CLIENT_ONLY = {
     "insecure_skip_verify": "a client key (skip checking the server's certificate); a receiver is a server: remove it",
     "server_name_override": "a client key (the name to check in the server's certificate); a receiver is a server: "
@@ -87,16 +93,8 @@ class ServerTLSConfig(ComponentConfig):
         for key, why in _CLIENT_ONLY.items():
             if key in data:
                 raise ValueError(f"`{key}`: {why}")
-        for file_key, pem_key in _SOURCES:
-            if data.get(file_key) and data.get(pem_key):
-                raise ValueError(f"set `{file_key}` or `{pem_key}`, not both")
-        has_cert = bool(data.get("cert_file") or data.get("cert_pem"))
-        has_key = bool(data.get("key_file") or data.get("key_pem"))
-        if has_key and not has_cert:
-            raise ValueError("`key_file` is set but `cert_file` is missing: both are needed for TLS (or `cert_pem`)")
-        if has_cert and not has_key:
-            raise ValueError("`cert_file` is set but `key_file` is missing: both are needed for TLS (or `key_pem`)")
-        if not has_cert:
+        check_sources(data, _SOURCES)
+        if not check_cert_key_pair(data, "both are needed for TLS"):
             raise ValueError("TLS needs `cert_file` and `key_file` (or inline `cert_pem` and `key_pem`)")
         return data
 
@@ -107,8 +105,7 @@ class ServerTLSConfig(ComponentConfig):
 
     @model_validator(mode="after")
     def _loads(self) -> Self:
-        if self.max_version is not None and _VERSIONS[self.max_version] < _VERSIONS[self.min_version]:
-            raise ValueError(f"`min_version` {self.min_version} is above `max_version` {self.max_version}")
+        check_versions(self.min_version, self.max_version)
         # Building the context reads and checks everything (PEM syntax, key matches certificate, CA certificates).
         server_ssl_context(self, reload=False)
         return self
@@ -150,32 +147,10 @@ def server_ssl_context(config: ServerTLSConfig, *, reload: bool = True) -> ssl.S
 def build_ssl_context(config: ServerTLSConfig) -> ssl.SSLContext:
     """A server context from the config's files and PEM as they are now. Raises ``ValueError`` naming the key."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version = _VERSIONS[config.min_version]
-    if config.max_version is not None:
-        context.maximum_version = _VERSIONS[config.max_version]
-    cert_key = "cert_file" if config.cert_file else "cert_pem"
-    key_key = "key_file" if config.key_file else "key_pem"
-    try:
-        if config.cert_file and config.key_file:
-            context.load_cert_chain(config.cert_file, config.key_file)
-        else:
-            _load_chain_from_pem(context, config)
-    except (ssl.SSLError, OSError) as err:
-        raise ValueError(
-            f"cannot use `{cert_key}` with `{key_key}` (not PEM, or the key does not match the certificate)"
-            f"{_files(config.cert_file, config.key_file)}: {_reason(err)}"
-        ) from None
+    set_versions(context, config.min_version, config.max_version)
+    load_chain(context, config.cert_file, config.cert_pem, config.key_file, config.key_pem)
     if config.client_ca_file or config.client_ca_pem is not None:
-        ca_key = "client_ca_file" if config.client_ca_file else "client_ca_pem"
-        try:
-            if config.client_ca_file:
-                context.load_verify_locations(cafile=config.client_ca_file)
-            else:
-                context.load_verify_locations(cadata=config.client_ca_pem)
-        except (ssl.SSLError, OSError, ValueError) as err:
-            raise ValueError(f"cannot use `{ca_key}`{_files(config.client_ca_file)}: {_reason(err)}") from None
-        if not context.get_ca_certs():
-            raise ValueError(f"`{ca_key}`{_files(config.client_ca_file)} holds no CA certificate")
+        load_ca(context, config.client_ca_file, config.client_ca_pem, "client_ca")
         context.verify_mode = ssl.CERT_REQUIRED
     return context
 
@@ -186,23 +161,3 @@ def security_label(config: ServerTLSConfig | None) -> str:
         return "plaintext"
     label = "mTLS" if config.client_ca_file or config.client_ca_pem else "TLS"
     return f"{label}, reload every {config.reload_interval:g}s" if config.reload_interval and config.files() else label
-
-
-def _load_chain_from_pem(context: ssl.SSLContext, config: ServerTLSConfig) -> None:
-    """``load_cert_chain`` reads only files: inline PEM goes through a private temporary directory, removed at once."""
-    material = config.read_material()
-    with tempfile.TemporaryDirectory(prefix="evald-tls-") as directory:  # mode 0700
-        cert, key = Path(directory) / "tls.crt", Path(directory) / "tls.key"
-        cert.write_bytes(material.cert if config.cert_pem is not None else b"")
-        key.touch(mode=0o600)
-        key.write_bytes(material.key)
-        context.load_cert_chain(config.cert_file or cert, config.key_file or key)
-
-
-def _files(*paths: str | None) -> str:
-    named = [repr(p) for p in paths if p]
-    return f" ({', '.join(named)})" if named else ""
-
-
-def _reason(err: Exception) -> str:
-    return str(getattr(err, "reason", None) or getattr(err, "strerror", None) or err)
