@@ -47,13 +47,13 @@ from evald.judges.providers import Completion, ProviderError
 from evald.judges.telemetry import CIRCUIT_HALF_OPEN, JudgeTelemetry
 from evald.judges.usage import ANTHROPIC_TOOL_PROMPT_TOKENS, Charge, charge_for, worst_case_tokens
 from evald.outcomes import MetricSkipped, MetricUnavailable, short_detail
+from evald.pricing import TOKENS_PER_UNIT
 
 if TYPE_CHECKING:
     from evald.judges.coordination.governance import Coordination
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-_TOKENS_PER_UNIT = 1_000_000
 
 
 class JudgeError(MetricUnavailable):
@@ -125,7 +125,7 @@ class JudgeLimiter:
     def cost_usd(self, input_tokens: int, output_tokens: int) -> float:
         if self._price is None:
             return 0.0
-        return (input_tokens * self._price.input + output_tokens * self._price.output) / _TOKENS_PER_UNIT
+        return (input_tokens * self._price.input + output_tokens * self._price.output) / TOKENS_PER_UNIT
 
     def worst_case(self, prompt: str) -> Charge:
         """The most one attempt sending ``prompt`` (the whole text sent, schema included) can bill."""
