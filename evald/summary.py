@@ -184,7 +184,7 @@ def render_summary(summary: Summary) -> str:
 
 def _explanations(summary: Summary) -> list[str]:
     """Why scores are missing: skips by reason, traces not evaluated, and whether content was recorded."""
-    from evald.mapping.instrumentations import KNOWN, OTHER
+    from evald.mapping.instrumentations import by_id
 
     out: list[str] = []
     if summary.skipped_by_reason:
@@ -196,12 +196,11 @@ def _explanations(summary: Summary) -> list[str]:
         out.append("traces not evaluated: " + ", ".join(f"{r} {n}" for r, n in summary.not_evaluable.items()))
     if summary.content_capture:
         out.append("content capture (cases by instrumentation):")
-        switches = {i.id: i for i in KNOWN}
         for instrumentation, by_status in sorted(summary.content_capture.items()):
             counts = ", ".join(f"{status} {n}" for status, n in sorted(by_status.items()))
             out.append(f"  {instrumentation}: {counts}")
             if by_status.get("none") or by_status.get("masked"):
-                library = switches.get(instrumentation, OTHER)
+                library = by_id(instrumentation)
                 out.append(f"    content not recorded or masked: metrics that need it skip; to score content set "
                            f"{library.switch} (docs/capturing-content.md)")
     return out

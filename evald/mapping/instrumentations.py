@@ -99,6 +99,13 @@ _BY_CONVENTION: Final = {"openllmetry": OPENLLMETRY, "openinference": OPENINFERE
 KNOWN: Final = (OPENAI_V2, OTEL_GENAI, OPENLLMETRY, OPENINFERENCE, PYDANTIC_AI, LOGFIRE, ANTHROPIC_SDK, OPENLIT,
                 LANGFUSE, GOOGLE_ADK, SEMANTIC_KERNEL, STRANDS, LITELLM, OPENAI_AGENTS, OTHER)
 
+_BY_ID: Final = {i.id: i for i in KNOWN}
+
+
+def by_id(instrumentation_id: str) -> Instrumentation:
+    """The instrumentation a case's ``metadata.instrumentation`` names (``OTHER`` for an unknown id)."""
+    return _BY_ID.get(instrumentation_id, OTHER)
+
 
 #: detect's answers by (scope names, convention): a deployment sees a handful of combinations, and detect runs for
 #: every case (twice the prefix scan per span otherwise); bounded: cleared when full

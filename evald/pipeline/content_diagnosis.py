@@ -19,12 +19,11 @@ from typing import Any, Final
 
 from evald.case import EvalCase
 from evald.mapping.content_capture import CONTENT_CAPTURE, INSTRUMENTATION, MASK_MARKER
-from evald.mapping.instrumentations import KNOWN, OTHER
+from evald.mapping.instrumentations import OTHER, by_id
 from evald.telemetry import RateLimitedLog, Telemetry
 
 logger = logging.getLogger(__name__)
 
-_SWITCHES: Final = {i.id: i for i in KNOWN}
 _WARNED: Final = frozenset({"none", "masked"})
 _OVERFLOW: Final = "other"
 
@@ -73,7 +72,7 @@ class ContentDiagnosis:
         return child
 
     def _warn(self, service: str, instrumentation: str, status: str, marker: object) -> None:
-        library = _SWITCHES.get(instrumentation, OTHER)
+        library = by_id(instrumentation)
         how = (f"masks it (marker {marker!r})" if status == "masked" and isinstance(marker, str)
                else "masks it" if status == "masked" else "records no message content")
         self._log.log(
