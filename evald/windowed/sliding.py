@@ -83,8 +83,10 @@ class SlidingWindows:
         self._last[key] = (case, score)
         return key, score
 
-    def sizes(self) -> dict[tuple[str, str], int]:
-        return {key: len(window) for key, window in self._windows.items()}
+    def size(self, key: tuple[str, str]) -> int:
+        """Cases in the window ``key`` (0: no such window)."""
+        window = self._windows.get(key)
+        return 0 if window is None else len(window)
 
     def results(self, now: float) -> list[tuple[tuple[str, str], EvalCase, Score | None, int]]:
         """Each window's current value (None: too few cases), with its latest case and its size: run-level results."""

@@ -229,7 +229,7 @@ class WindowedStage:
                 added = self._windows[index].add(entry.case, confidence_of(entry.case, entry.scores, opts),
                                                  _outcome(opts, entry), now)
                 if added is not None:
-                    self._publish(consumer.name, added[0], added[1], self._windows[index].sizes()[added[0]])
+                    self._publish(consumer.name, added[0], added[1], self._windows[index].size(added[0]))
         except Exception as err:
             self._dropped.labels(consumer.name, "error").inc()
             self._log.log(logging.WARNING, f"windowed:{consumer.name}", "metric %s failed: %s: %s", consumer.name,
