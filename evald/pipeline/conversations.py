@@ -61,7 +61,7 @@ class _Conversation:
     turns: list[EvalCase] = field(default_factory=list)
     last_active: float = 0.0
     dropped_turns: int = 0
-    nbytes: int = 0
+    turn_bytes: list[int] = field(default_factory=list)  # each kept turn's estimate, charged while it is held
 
 
 _TURN_OVERHEAD = 1_000  # the kept EvalCase and its small fields
@@ -116,12 +116,11 @@ class ConversationTracker:
         kept = _kept(case)
         nbytes = _turn_bytes(kept)
         conversation.turns.append(kept)
-        conversation.nbytes += nbytes
+        conversation.turn_bytes.append(nbytes)
         self.held_bytes += nbytes
         if len(conversation.turns) > self._cfg.max_turns:
-            dropped = _turn_bytes(conversation.turns.pop(0))
-            conversation.nbytes -= dropped
-            self.held_bytes -= dropped
+            del conversation.turns[0]
+            self.held_bytes -= conversation.turn_bytes.pop(0)
             conversation.dropped_turns += 1
             self._tm.conversation_turns_dropped.inc()
         conversation.last_active = self._clock()
@@ -153,7 +152,7 @@ class ConversationTracker:
         return out
 
     def _emit(self, conversation: _Conversation, reason: str) -> EvalCase:
-        self.held_bytes -= conversation.nbytes
+        self.held_bytes -= sum(conversation.turn_bytes)
         self._tm.conversations_emitted.labels(reason).inc()
         return conversation_case(conversation.conversation_id, conversation.turns, conversation.dropped_turns)
 

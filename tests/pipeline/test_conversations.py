@@ -75,6 +75,7 @@ def test_memory_is_bounded_with_counted_early_emission_and_dropped_turns() -> No
     assert cases["two"].metadata["turn_count"] == 4 and cases["two"].metadata["turns_kept"] == 2
     assert sample(tm, "evald_conversation_turns_dropped_total") == 2
     assert sample(tm, "evald_conversations_emitted_total", reason="shutdown") == 2
+    assert sample(tm, "evald_conversations_held_bytes") == 0  # dropped turns were let go of too, not charged twice
 
 
 def test_conversation_id_sources() -> None:
