@@ -1,10 +1,10 @@
 """OTLP/gRPC sent to the OTLP/HTTP port: recognised, answered, counted, and logged once (never as a traceback).
 
-``SniffingTCPSite`` is aiohttp's ``TCPSite`` with each connection's protocol wrapped in a ``PrefaceSniffer``, which
-looks only at the first bytes of a connection. ``PRI * HTTP/2.0\\r\\n`` opens the HTTP/2 connection preface (RFC 9113
-section 3.4), what a gRPC client such as an OTLP/gRPC exporter sends first. Anything else goes to aiohttp unchanged,
-and from then on the sniffer only forwards calls. Without this, aiohttp's parser fails on the preface and
-``aiohttp.server`` logs an ERROR with a traceback per connection, while the sender retries.
+The OTLP/HTTP receiver's ``GuardedSite`` (listener.py) wraps each connection's aiohttp protocol in a
+``PrefaceSniffer``, which looks only at the first bytes of a connection. ``PRI * HTTP/2.0\\r\\n`` opens the HTTP/2
+connection preface (RFC 9113 section 3.4), what a gRPC client such as an OTLP/gRPC exporter sends first. Anything
+else goes to aiohttp unchanged, and from then on the sniffer only forwards calls. Without this, aiohttp's parser
+fails on the preface and ``aiohttp.server`` logs an ERROR with a traceback per connection, while the sender retries.
 
 On the preface the connection gets ``HTTP/1.1 400`` with a text body naming the gRPC port, and is closed. grpc clients
 report that as "Trying to connect an http1.x server (HTTP status 400)" and back off. An HTTP/2 GOAWAY carrying the
@@ -30,9 +30,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
-
-from aiohttp import web
 
 from evald.telemetry import RateLimitedLog, Telemetry
 
@@ -129,27 +126,3 @@ class PrefaceSniffer(asyncio.Protocol):
     def resume_writing(self) -> None:
         self._inner.resume_writing()
 
-
-class SniffingTCPSite(web.TCPSite):
-    """``web.TCPSite`` whose connections go through ``PrefaceSniffer`` (same arguments, plus ``on_preface``)."""
-
-    def __init__(self, runner: web.BaseRunner, host: str, port: int, *,
-                 on_preface: Callable[[asyncio.BaseTransport], str], **kwargs: Any) -> None:
-        super().__init__(runner, host, port, **kwargs)
-        self._on_preface = on_preface
-
-    async def start(self) -> None:
-        server = self._runner.server
-        assert server is not None
-        on_preface = self._on_preface
-
-        def protocol() -> asyncio.Protocol:
-            return PrefaceSniffer(server(), on_preface)
-
-        await super(web.TCPSite, self).start()  # BaseSite.start: registers the site with its runner
-        self._server = await asyncio.get_running_loop().create_server(
-            protocol, self._host, self._port, ssl=self._ssl_context, backlog=self._backlog,
-            reuse_address=self._reuse_address, reuse_port=self._reuse_port,
-        )
-        sockets = self._server.sockets
-        self._bound_port = sockets[0].getsockname()[1] if sockets else self._port
