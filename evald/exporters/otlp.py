@@ -45,7 +45,7 @@ import importlib.util
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 from urllib.parse import urlparse
 
 from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
@@ -307,10 +307,3 @@ class OTLPExporter:
             parts.append(self._events.provider.shutdown)
         await asyncio.gather(*(run_in_daemon_thread(p, budget, f"{self.id}-shutdown") for p in parts))
 
-
-class _Signal(Protocol):
-    def force_flush(self, timeout_millis: int) -> bool: ...
-
-    def abort(self) -> None: ...
-
-    def shutdown(self, timeout_millis: int) -> None: ...
