@@ -26,10 +26,12 @@ def test_composite_weighted_mean_renormalised_over_present_metrics() -> None:
 
 
 def test_composite_weights_are_validated() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="`weights` needs at least one metric"):
         CompositeScoreMetric(options={"weights": {}})
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="weights must be >= 0 with a positive sum"):
         CompositeScoreMetric(options={"weights": {"a": -1}})
+    with pytest.raises(ValueError, match="weights must be >= 0 with a positive sum"):
+        CompositeScoreMetric(options={"weights": {"a": 0}})
 
 
 def test_remediation_quality_index_matches_harness_evals() -> None:
