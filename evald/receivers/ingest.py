@@ -148,15 +148,15 @@ def count_items(body: bytes, encoding: Encoding, signal: Signal) -> int:
     if encoding == "json":
         return 0
     if signal == "traces":
-        request = _malformed_to_request(_parse_pb, ExportTraceServiceRequest(), body)
+        request = _parse_pb_or_malformed(ExportTraceServiceRequest(), body)
         return sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
-    logs = _malformed_to_request(_parse_pb, ExportLogsServiceRequest(), body)
+    logs = _parse_pb_or_malformed(ExportLogsServiceRequest(), body)
     return sum(len(sl.log_records) for rl in logs.resource_logs for sl in rl.scope_logs)
 
 
-def _malformed_to_request(parse: Callable[[R, bytes], R], message: R, body: bytes) -> R:
+def _parse_pb_or_malformed(message: R, body: bytes) -> R:
     try:
-        return parse(message, body)
+        return _parse_pb(message, body)
     except ValueError as err:
         raise MalformedRequest(str(err)) from None
 
