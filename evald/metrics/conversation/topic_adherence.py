@@ -9,8 +9,7 @@ from pydantic import Field
 from evald.case import Dimension, EvalCase
 from evald.config.base import ComponentConfig
 from evald.metrics.judged.banded import BandedJudgeMetric
-from evald.metrics.judged.common import JudgedOptions
-from evald.metrics.judged.counted import numbered
+from evald.metrics.judged.common import JudgedOptions, numbered
 
 
 class TopicAdherenceOptions(JudgedOptions):

@@ -14,6 +14,11 @@ from evald.metrics.base import BaseMetric
 from evald.metrics.text import optional_text
 
 
+def numbered(items: Sequence[str]) -> str:
+    """``1. first\\n2. second``: trusted text (option items, evaluation steps) listed for the judge."""
+    return "\n".join(f"{i}. {item}" for i, item in enumerate(items, start=1))
+
+
 class JudgedOptions(ComponentConfig):
     judge: str = Field("default", min_length=1, description="Name of a judge defined under top-level `judges:`.")
 

@@ -19,17 +19,12 @@ from evald.case import EvalCase, Message, Score
 from evald.config.base import ComponentConfig
 from evald.judges.prompting import VerdictField
 from evald.metrics.base import BaseMetric
-from evald.metrics.judged.common import JudgedOptions, ask_judge, case_data
+from evald.metrics.judged.common import JudgedOptions, ask_judge, case_data, numbered
 
 
 def assistant_turns(messages: tuple[Message, ...]) -> int:
     """The number of assistant messages with text (the turns a conversation metric counts)."""
     return sum(1 for message in messages if message.role == "assistant" and message.content)
-
-
-def numbered(items: list[str]) -> str:
-    """``1. first\\n2. second``: trusted option text listed for the judge."""
-    return "\n".join(f"{i}. {item}" for i, item in enumerate(items, start=1))
 
 
 class CountedJudgeMetric(BaseMetric):

@@ -16,7 +16,7 @@ from typing import ClassVar
 from evald.case import Dimension
 from evald.config.base import ComponentConfig
 from evald.metrics.judged.banded import BandedJudgeMetric
-from evald.metrics.judged.common import JudgedOptions
+from evald.metrics.judged.common import JudgedOptions, numbered
 
 
 class RemediationJudgeOptions(JudgedOptions):
@@ -43,10 +43,10 @@ class RemediationJudgeMetric(BandedJudgeMetric):
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         if cls.criteria:
-            steps = "\n".join(f"{i}. {step}" for i, step in enumerate(cls.steps, start=1))
             bands = "\n".join(f"{low}-{high}: {text}" for low, high, text in cls.rubric)
             cls.task = (
                 "The input describes a security finding (vulnerability, CWE/CVE, file); the output is an "
-                f"AI-generated remediation of it. {cls.criteria}\nEvaluation steps:\n{steps}\nScore bands:\n{bands}"
+                f"AI-generated remediation of it. {cls.criteria}\nEvaluation steps:\n{numbered(cls.steps)}\n"
+                f"Score bands:\n{bands}"
             )
             cls.score_meaning = f"the {cls.kind.replace('_', ' ')} score (0 to 10, per the score bands)"
