@@ -9,7 +9,7 @@ between the records of a request (and across requests), so it costs nothing per 
 Lengths are characters, not bytes: a CPython ``str`` stores 1, 2 or 4 bytes per character depending on its widest
 character, so text outside Latin-1 is under-estimated by up to 4x (the fixed overheads absorb part of it on small
 values). The constants were fitted with tracemalloc on the corpus (``tests/assembly/test_sizing.py`` measures the
-ratio of what converting a request really allocates to the estimate: 0.9-1.3 over the corpus configurations,
+ratio of what converting a request really allocates to the estimate: 0.85-1.1 over the corpus configurations,
 1.0-1.05 for large attribute values; docs/architecture.md, "Memory bounds").
 
 ``split_batch(batch, max_traces, max_bytes)`` cuts a batch into parts of whole traces (in arrival order) that each
