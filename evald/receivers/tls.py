@@ -123,11 +123,6 @@ class ServerTLSConfig(ComponentConfig):
         assert cert is not None and key is not None  # _keys_and_pairs
         return TLSMaterial(cert, key, source(self.client_ca_file, self.client_ca_pem))
 
-    def read_pem(self) -> tuple[bytes, bytes, bytes | None]:
-        """``(certificate chain, private key, client CA or None)`` as bytes, for ``grpc.ssl_server_credentials``."""
-        material = self.read_material()
-        return material.cert, material.key, material.client_ca
-
 
 def server_ssl_context(config: ServerTLSConfig, *, reload: bool = True) -> ssl.SSLContext:
     """An ``ssl.SSLContext`` for a server socket; ``CERT_REQUIRED`` with a client CA (mTLS).

@@ -17,7 +17,7 @@ from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExport
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
 from opentelemetry.sdk.trace.export import SpanExportResult
 
-from evald.receivers.tls import ServerTLSConfig
+from evald.receivers.tls import ServerTLSConfig, TLSMaterial
 from evald.receivers.tls_reload import CertificateReloader
 from tests.receivers.secure_support import FAILING_EXPORT_TIMEOUT, Running, running, sdk_spans
 from tests.receivers.support import trace_request
@@ -194,7 +194,8 @@ def test_inline_pem_and_the_collector_key_set(pkis: tuple[Pki, Pki, Path]) -> No
     inline = ServerTLSConfig.model_validate({"cert_pem": old.server_cert.read_text(),
                                              "key_pem": old.server_key.read_text(),
                                              "client_ca_pem": old.ca.read_text(), "max_version": "1.3"})
-    assert inline.read_pem() == (old.server_cert.read_bytes(), old.server_key.read_bytes(), old.ca.read_bytes())
+    assert inline.read_material() == TLSMaterial(old.server_cert.read_bytes(), old.server_key.read_bytes(),
+                                                 old.ca.read_bytes())
     assert inline.files() == ()
     mixed = ServerTLSConfig.model_validate({"cert_file": str(old.server_cert), "key_pem": old.server_key.read_text()})
     assert mixed.files() == (str(old.server_cert),)
