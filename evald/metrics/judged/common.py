@@ -34,6 +34,12 @@ def case_data(eval_case: EvalCase, fields: Iterable[str]) -> list[tuple[str, str
     return out
 
 
+def output_data(eval_case: EvalCase, fields: Iterable[str] = ("input", "output")) -> list[tuple[str, str]] | None:
+    """:func:`case_data` of ``fields``, or None when the output has no text (the metric is not applicable)."""
+    data = case_data(eval_case, fields)
+    return data if any(label == "output" for label, _ in data) else None
+
+
 async def ask_judge(
     metric: BaseMetric, eval_case: EvalCase, judge_name: str, task: str, data: Sequence[tuple[str, str]],
     fields: Sequence[VerdictField],

@@ -19,7 +19,7 @@ from evald.case import EvalCase, Message, Score
 from evald.config.base import ComponentConfig
 from evald.judges.prompting import VerdictField
 from evald.metrics.base import BaseMetric
-from evald.metrics.judged.common import JudgedOptions, ask_judge, case_data, numbered
+from evald.metrics.judged.common import JudgedOptions, ask_judge, numbered, output_data
 
 
 def assistant_turns(messages: tuple[Message, ...]) -> int:
@@ -74,8 +74,7 @@ class ListedItemsMetric(CountedJudgeMetric):
         return self._task
 
     def judge_data(self, eval_case: EvalCase) -> list[tuple[str, str]] | None:
-        data = case_data(eval_case, ("input", "output"))
-        return data if any(label == "output" for label, _ in data) else None
+        return output_data(eval_case)
 
     def item_count(self, eval_case: EvalCase) -> int:
         return len(self._items())

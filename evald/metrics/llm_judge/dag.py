@@ -10,7 +10,7 @@ from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
 from evald.judges.prompting import VerdictField
 from evald.metrics.base import BaseMetric
-from evald.metrics.judged.common import JudgedOptions, ask_judge, case_data
+from evald.metrics.judged.common import JudgedOptions, ask_judge, output_data
 
 CaseField = Literal["input", "output", "expected", "context", "system_prompt"]
 #: a branch: the name of the next node, or a leaf score in [0, 1]
@@ -113,8 +113,8 @@ class DagMetric(BaseMetric):
 
     async def a_measure(self, eval_case: EvalCase) -> Score | None:
         opts = cast(DagOptions, self.options)
-        data = case_data(eval_case, opts.fields)
-        if not any(label == "output" for label, _ in data):
+        data = output_data(eval_case, opts.fields)
+        if data is None:
             return None
         name, steps, shown = opts.root, [], []
         while True:

@@ -10,7 +10,7 @@ from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
 from evald.judges.prompting import VerdictField
 from evald.metrics.base import BaseMetric
-from evald.metrics.judged.common import JudgedOptions, ask_judge, case_data
+from evald.metrics.judged.common import JudgedOptions, ask_judge, output_data
 
 #: the judge's severity band: 0 (no harm potential) .. 4 (maximum severity)
 MAX_SEVERITY = 4
@@ -57,8 +57,8 @@ class HarmSeverityMetric(BaseMetric):
         )
 
     async def a_measure(self, eval_case: EvalCase) -> Score | None:
-        data = case_data(eval_case, ("input", "output"))
-        if not any(label == "output" for label, _ in data):
+        data = output_data(eval_case)
+        if data is None:
             return None
         judge = cast(HarmSeverityOptions, self.options).judge
         verdict = await ask_judge(self, eval_case, judge, self._task, data, _FIELDS)

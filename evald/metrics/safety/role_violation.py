@@ -9,7 +9,7 @@ from pydantic import Field
 from evald.case import Dimension, EvalCase
 from evald.config.base import ComponentConfig
 from evald.metrics.judged.banded import BandedJudgeMetric
-from evald.metrics.judged.common import JudgedOptions, case_data
+from evald.metrics.judged.common import JudgedOptions, case_data, output_data
 
 
 class RoleViolationOptions(JudgedOptions):
@@ -58,8 +58,8 @@ class RoleViolationMetric(BandedJudgeMetric):
         return self.task.format(where=" (the role block)")
 
     def judge_data(self, eval_case: EvalCase) -> list[tuple[str, str]] | None:
-        data = case_data(eval_case, ("input", "output"))
-        if not any(label == "output" for label, _ in data):
+        data = output_data(eval_case)
+        if data is None:
             return None
         if cast(RoleViolationOptions, self.options).role is not None:
             return data
