@@ -10,6 +10,7 @@ import struct
 import grpc
 import pytest
 
+from evald.receivers.connection_limits import auto_max_connections
 from evald.receivers.grpc_limits import GrpcKeepaliveConfig, grpc_limit_options
 from evald.receivers.otlp import OTLPGrpcConfig
 from evald.receivers.otlp_grpc import TRACE_SERVICE, OTLPGrpcReceiver
@@ -32,7 +33,12 @@ def test_options_follow_the_collector_keys() -> None:
         "grpc.max_connection_idle_ms": 60_000, "grpc.max_connection_age_ms": 1_800_000,
         "grpc.max_connection_age_grace_ms": 10_000, "grpc.max_concurrent_streams": 50}
     defaults = dict(grpc_limit_options(GrpcKeepaliveConfig(), 100, 0))
-    assert "grpc.max_connection_age_ms" not in defaults and defaults["grpc.max_allowed_incoming_connections"] >= 16
+    assert defaults == {  # no age limit by default; the cap is a quarter of the open-file share (auto)
+        "grpc.keepalive_time_ms": 7_200_000, "grpc.keepalive_timeout_ms": 20_000,
+        "grpc.http2.min_ping_interval_without_data_ms": 300_000, "grpc.keepalive_permit_without_calls": 0,
+        "grpc.server_handshake_timeout_ms": 10_000,
+        "grpc.max_allowed_incoming_connections": auto_max_connections(share=0.25),
+        "grpc.max_connection_idle_ms": 300_000, "grpc.max_concurrent_streams": 100}
 
 
 @pytest.mark.integration
