@@ -70,20 +70,23 @@ class CostMetric(BaseMetric):
 
     def measure(self, eval_case: EvalCase) -> Score | None:
         opts = cast(CostOptions, self.options)
-        metadata: dict[str, object]
-        if eval_case.cost_usd is not None and math.isfinite(eval_case.cost_usd):
-            cost = eval_case.cost_usd
-            metadata = {"cost_usd": cost, "source": "span"}
-        else:
-            priced = self._priced(eval_case)
-            if priced is None:
-                return None
-            cost, metadata = priced
+        found = self._cost(eval_case)
+        if found is None:
+            return None
+        cost, metadata = found
         value = budget_value(cost, opts.max_usd, opts.target_usd, opts.mode)
         relation = "within" if cost <= opts.max_usd else "over"
         return self.score(
             value, f"cost ${cost:.6f} is {relation} the ${opts.max_usd:g} budget", **metadata, max_usd=opts.max_usd,
         )
+
+    def _cost(self, eval_case: EvalCase) -> tuple[float, dict[str, object]] | None:
+        """The case's cost and where it came from: the span's ``cost_usd`` when it is a usable amount (finite, not
+        negative: anything else is garbage, not a cost), else the token counts priced; None when neither exists."""
+        cost = eval_case.cost_usd
+        if cost is not None and math.isfinite(cost) and cost >= 0:
+            return cost, {"cost_usd": cost, "source": "span"}
+        return self._priced(eval_case)
 
     def _priced(self, eval_case: EvalCase) -> tuple[float, dict[str, object]] | None:
         models = [m for m in (eval_case.model, eval_case.request_model) if m]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import ClassVar, cast
 
 from pydantic import Field
@@ -42,13 +41,9 @@ class CostEfficiencyMetric(CostMetric):
 
     def measure(self, eval_case: EvalCase) -> Score | None:
         ceiling = cast(CostEfficiencyOptions, self.options).max_cost_usd
-        metadata: dict[str, object]
-        if eval_case.cost_usd is not None and math.isfinite(eval_case.cost_usd) and eval_case.cost_usd >= 0:
-            cost, metadata = eval_case.cost_usd, {"cost_usd": eval_case.cost_usd, "source": "span"}
-        else:
-            priced = self._priced(eval_case)
-            if priced is None:
-                return None
-            cost, metadata = priced
+        found = self._cost(eval_case)  # exactly as `cost` finds it
+        if found is None:
+            return None
+        cost, metadata = found
         return self.score(max(0.0, 1.0 - cost / ceiling), f"cost ${cost:.6f} against the ${ceiling:g} ceiling",
                           **metadata, max_cost_usd=ceiling)

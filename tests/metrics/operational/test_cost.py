@@ -48,6 +48,19 @@ def test_span_cost_wins_over_prices() -> None:
     assert score is not None and score.metadata == {"cost_usd": 0.25, "source": "span", "max_usd": 1.0}
 
 
+def test_a_negative_span_cost_is_no_cost_for_either_metric() -> None:
+    """Garbage cost_usd (negative) is not a cost: both cost kinds price the tokens instead, or do not apply."""
+    from evald.metrics.operational.cost_efficiency import CostEfficiencyMetric
+
+    # gpt-4o-mini: (1_000_000 * 0.15 + 0) / 1e6 = 0.15 USD
+    priced = EvalCase(cost_usd=-5.0, model="gpt-4o-mini", input_tokens=1_000_000, output_tokens=0)
+    for metric in (CostMetric(options={"max_usd": 1}), CostEfficiencyMetric()):
+        score = metric.measure(priced)
+        assert score is not None and score.metadata["source"] == "prices"
+        assert score.metadata["cost_usd"] == pytest.approx(0.15)
+        assert metric.measure(EvalCase(cost_usd=-5.0)) is None
+
+
 def test_prices_option_overrides_and_extends_the_table() -> None:
     options: dict[str, Any] = {"max_usd": 1, "prices": {"gpt-4o": {"input": 1, "output": 2},
                                                         "my-llama": {"input": 0.5, "output": 0.5}}}
