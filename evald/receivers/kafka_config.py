@@ -73,10 +73,6 @@ class KafkaSASLConfig(ComponentConfig):
     password: str = Field(..., description="SASL password (use `${env:VAR}`).")
 
 
-#: The Kafka ``auth.tls`` block: the Collector's configtls client keys (evald/config/tls_client.py).
-KafkaTLSConfig = ClientTLSConfig
-
-
 class KafkaAuthConfig(ComponentConfig):
     sasl: KafkaSASLConfig | None = Field(None, description="SASL authentication; `null` (default) disables it.")
     tls: ClientTLSConfig | None = Field(
