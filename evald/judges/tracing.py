@@ -37,6 +37,7 @@ from pydantic import Field
 
 from evald import __version__
 from evald.config.base import ComponentConfig, Duration
+from evald.outcomes import MetricSkipped
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer
@@ -131,7 +132,7 @@ async def judged_evaluation(judge: str, model: str, provider: str, metric: str,
         except BaseException as err:
             outcome = getattr(err, "outcome", None) or type(err).__name__
             span.set_attribute("evald.judge.outcome", outcome)
-            if outcome not in ("never_send", "budget_exhausted", "circuit_open"):  # deliberate skips: not errors
+            if not isinstance(err, MetricSkipped):  # a deliberate skip (never_send, budget, circuit) is no error
                 span.set_status(Status(StatusCode.ERROR, str(outcome)))
             raise
         span.set_attribute("evald.judge.outcome", "ok")
