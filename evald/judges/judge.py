@@ -91,17 +91,19 @@ class Judge:
         session = self.redactor.session()
         redacted = [(label, session.redact(text)) for label, text in data]
         batcher = self.batcher if batch_key is not None else None
-        if self.cache is None:
+
+        def ask() -> Awaitable[Verdict]:
             if batcher is not None:
-                return await batcher.ask(batch_key, task, redacted, fields), False
-            return await self._call(task, redacted, fields), False
+                return batcher.ask(batch_key, task, redacted, fields)
+            return self._call(task, redacted, fields)
+
+        if self.cache is None:
+            return await ask(), False
         key = cache_key(metric, self.config.model, _template(task, tuple(fields)), redacted)
 
         def miss() -> Awaitable[Verdict]:
             self._tm.cache_requests.labels(self.name, "miss").inc()
-            if batcher is not None:
-                return batcher.ask(batch_key, task, redacted, fields)
-            return self._call(task, redacted, fields)
+            return ask()
 
         verdict, hit = await self.cache.get_or_call(key, miss)
         if hit:
