@@ -185,13 +185,18 @@ class BudgetPolicy(Protocol):
     def settle(self, reservation: Any, usd: float, tokens: float) -> None: ...
 
 
-def build_budget(config: JudgeConfig, wall_clock: Clock) -> Budget | None:
-    """The judge's budget windows (None when it has no limit at all)."""
+def budget_limits(config: JudgeConfig) -> list[tuple[str, str, float]]:
+    """(unit, window, limit) of each budget window the judge configures: usd then tokens, hour then day."""
     limits = config.budget
-    windows = [
-        WindowBudget(unit, window, limit, wall_clock)
+    return [
+        (unit, window, limit)
         for unit, spec in (("usd", limits.max_cost_usd), ("tokens", limits.max_tokens))
         for window, limit in (("hour", spec.hour), ("day", spec.day))
         if limit is not None
     ]
+
+
+def build_budget(config: JudgeConfig, wall_clock: Clock) -> Budget | None:
+    """The judge's budget windows (None when it has no limit at all)."""
+    windows = [WindowBudget(unit, window, limit, wall_clock) for unit, window, limit in budget_limits(config)]
     return Budget(windows) if windows else None

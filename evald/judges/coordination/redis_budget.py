@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from evald.judges.config import JudgeConfig
 from evald.judges.coordination.link import CoordinationDown, RedisLink
 from evald.judges.coordination.telemetry import CoordinationTelemetry
-from evald.judges.governors import WINDOW_SECONDS, Budget, BudgetExhausted, Reservation, WindowBudget
+from evald.judges.governors import WINDOW_SECONDS, Budget, BudgetExhausted, Reservation, WindowBudget, budget_limits
 
 _RESERVE = """
 local now, expiry, rid = tonumber(ARGV[1]), ARGV[2], ARGV[3]
@@ -135,14 +135,8 @@ class SharedBudget:
         self._tm = telemetry
         self._clock = wall_clock
         self._expiry = config.call_deadline() + _GRACE
-        limits = config.budget
         share = config.coordination.expected_replicas if config.coordination else 1
-        self.windows = [
-            SharedWindow(unit, window, limit, wall_clock)
-            for unit, spec in (("usd", limits.max_cost_usd), ("tokens", limits.max_tokens))
-            for window, limit in (("hour", spec.hour), ("day", spec.day))
-            if limit is not None
-        ]
+        self.windows = [SharedWindow(unit, window, limit, wall_clock) for unit, window, limit in budget_limits(config)]
         self._local = Budget([_ShareWindow(w.unit, w.window, w.limit / share, wall_clock) for w in self.windows])
         self._unsynced: dict[tuple[int, int], float] = defaultdict(float)  # (window index, period) -> charged
         self._settling: set[asyncio.Task[None]] = set()
