@@ -35,6 +35,7 @@ from pydantic import Field
 from evald.config.base import ComponentConfig, Duration
 from evald.judges.batch_prompt import BatchPart, batch_schema, build_batch_prompt, parse_batch
 from evald.judges.prompting import Verdict, VerdictField
+from evald.judges.tracing import traced_send
 from evald.outcomes import short_detail
 from evald.telemetry import shared_instruments
 
@@ -93,6 +94,7 @@ class Batcher:
             config.model_copy(update={"max_output_tokens": self.output_tokens}))
         self._limiter = limiter
         self._single = single
+        self._model, self._provider_name = config.model, config.provider  # for the attempt spans (tracing.py)
         self._tm = shared_instruments(registry, BatchTelemetry)
         self._open: dict[object, _Group] = {}
         self._sending: set[asyncio.Task[None]] = set()
@@ -134,10 +136,11 @@ class Batcher:
         prompt, schema = build_batch_prompt(batch), batch_schema(batch)
         self._tm.calls.labels(self.name).inc()
         try:
+            send = traced_send(lambda: self.provider.complete(prompt.system, prompt.user, schema), self._model,
+                               self._provider_name, self._limiter.cost_usd)  # a span per attempt when traced
             results = await self._limiter.call(
-                f"{prompt.text}\n{json.dumps(schema)}", lambda: self.provider.complete(prompt.system, prompt.user,
-                                                                                      schema),
-                lambda text: parse_batch(text, batch), output_tokens=self.output_tokens,
+                f"{prompt.text}\n{json.dumps(schema)}", send, lambda text: parse_batch(text, batch),
+                output_tokens=self.output_tokens,
             )
         except Exception as err:
             self._tm.parts.labels(self.name, "failed").inc(len(parts))

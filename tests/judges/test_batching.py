@@ -156,3 +156,28 @@ metrics:
     scored = [c for c in result.scored]
     assert len(scored) == 2 and all(len(c.scores) == 3 for c in scored), [(c.skipped, c.errors) for c in scored]
     assert len(llm.bodies) == 2 and llm.batched_requests == 2 and llm.parts_asked == 6
+
+
+async def test_a_batched_call_gets_its_attempt_span_like_a_single_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With judge tracing on, the one batched provider call is a `chat <model>` CLIENT span with its usage."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from evald.judges import tracing
+
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    monkeypatch.setattr(tracing, "_tracer", provider.get_tracer("test"))
+    async with schema_llm() as llm:
+        judge = _judge(llm, "openai")
+        results = await _ask_all(judge)
+        await judge.aclose()
+    assert all(isinstance(r, Verdict) for r in results) and llm.batched_requests == 1
+    attempts = [s for s in spans.get_finished_spans() if s.name.startswith("chat ")]
+    assert len(attempts) == 1
+    attributes = dict(attempts[0].attributes or {})
+    assert attributes["evald.judge.outcome"] == "ok" and attributes["evald.judge.attempt"] == 0
+    assert attributes["gen_ai.request.model"] == judge.config.model
+    assert isinstance(attributes.get("gen_ai.usage.input_tokens"), int)
