@@ -75,8 +75,11 @@ async def test_redis_outage_falls_back_to_the_replica_share_and_recovers(tmp_pat
             judged, _ = await _outcomes(judges, 20)
             # each replica: its share, limit / 2 = 4 worst cases, in process
             assert judged == 8
+            # a replica whose request was in flight when Redis died may see a timeout rather than a closed
+            # connection (a slow machine): either way every call of the outage is a counted fallback
             fallbacks = sum(sample(r, "evald_judge_coordination_fallbacks_total", judge="default",
-                                   component="budget", reason="unreachable") for r in registries)
+                                   component="budget", reason=reason)
+                            for r in registries for reason in ("unreachable", "timeout"))
             assert fallbacks >= 20
             assert all(sample(r, "evald_judge_coordination_up", judge="default") == 0 for r in registries)
             sent_before_recovery = len(llm.received)

@@ -185,8 +185,9 @@ async def test_redis_killed_mid_run_stays_within_the_fallback_bound_and_recovers
                 await replicas.send(5)  # in process: each replica its share, limit / 3 = 3 worst cases
                 await replicas.settled()
                 in_outage = len(llm.received) - calibration
+                # any reason: a request in flight when Redis died may end as a timeout on a slow machine
                 fallbacks = sum(await replicas.values("evald_judge_coordination_fallbacks_total",
-                                                      component="budget", reason="unreachable"))
+                                                      component="budget"))
                 redis.start()
                 await replicas.until_up()
                 before = sum(await replicas.values("evald_judge_coordination_reservations_total", result="refused"))
