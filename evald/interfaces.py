@@ -18,6 +18,11 @@ class TraceConsumer(Protocol):
         """Accept spans/logs. Raises QueueFullError (retryable) or PermanentError. Never blocks."""
         ...
 
+    def split(self, batch: SignalBatch) -> list[SignalBatch]:
+        """``batch`` in parts that each fit this consumer when it is empty (``[batch]`` when it has no such bound),
+        for a source that delivers whole records and hands an oversized one on in parts (Kafka, WAL replay)."""
+        ...
+
 
 @runtime_checkable
 class Source(Protocol):

@@ -195,6 +195,10 @@ class KafkaForwarder:
         return ConsumeResult(rejected_spans=rejected_spans, rejected_logs=rejected_logs, message="; ".join(notes),
                              durable=durable)
 
+    def split(self, batch: SignalBatch) -> list[SignalBatch]:
+        """``[batch]``: ``consume`` already produces one record per trace (``TraceConsumer.split``)."""
+        return [batch]
+
     def _records(self, requests: dict[str, Any], topic: IngestTopicConfig,
                  by_topic: dict[str, list[Record]]) -> set[str]:
         """Encode one record per trace into ``by_topic``; the trace ids left out as too large."""

@@ -238,9 +238,8 @@ class KafkaReceiver:
             batch = SignalBatch(spans=tuple(converted.records), delivery=delivery, source=self.id)
         else:
             batch = SignalBatch(logs=tuple(converted.records), delivery=delivery, source=self.id)
-        split = getattr(self._next, "split", None)  # a record larger than the window can hold: in parts that fit
         rejected = 0
-        for part in split(batch) if callable(split) else [batch]:
+        for part in self._next.split(batch):  # a record larger than the window can hold: in parts that fit
             while True:
                 try:
                     result = self._next.consume(part)

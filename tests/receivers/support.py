@@ -33,6 +33,9 @@ class RecordingConsumer:
         self.batches.append(batch)
         return self.result
 
+    def split(self, batch: SignalBatch) -> list[SignalBatch]:
+        return [batch]  # no size bound
+
     @property
     def spans(self) -> list[SpanRecord]:
         return [s for b in self.batches for s in b.spans]
