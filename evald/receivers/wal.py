@@ -277,10 +277,13 @@ class ReceiverWal:
                                     (after, last)).fetchall()
         return await self._run(select)
 
-    def replayed(self, row: int, size: int) -> Delivery:
-        """The delivery of a replayed row (counted): its completion deletes the row. The caller seals it."""
-        self._replayed.labels(self.receiver_id).inc()
+    def replay_delivery(self, row: int, size: int) -> Delivery:
+        """The delivery of a row being replayed: its completion deletes the row. The caller seals it."""
         return Delivery(lambda: self._delete(row, size))
+
+    def count_replayed(self) -> None:
+        """A row was handed over to the window whole (``evald_receiver_wal_replayed_requests_total``)."""
+        self._replayed.labels(self.receiver_id).inc()
 
     def drop_row(self, row: int, size: int, reason: str) -> None:
         """A row that can never be replayed (it does not decode): deleted and counted."""

@@ -3,8 +3,8 @@
 ``replay_wal(wal, consumer)`` runs after the pipeline and the assembly window started and before the receivers
 open (evald/service.py). Each row is decoded as the receivers decode a request (``decode_traces`` /
 ``decode_logs``; a body over 1 MiB in a worker thread) and handed to ``consumer`` in order, with a ``Delivery``
-whose completion deletes the row, in parts that fit an empty window (``consumer.split`` when it has one). No
-configuration keys.
+whose completion deletes the row, in parts that fit an empty window (``consumer.split``). A row counts as replayed
+(``evald_receiver_wal_replayed_requests_total``) once all of it was handed over. No configuration keys.
 
 Failure semantics: a full window (``QueueFullError``) is waited out (its retry hint, at most 1 s at a time) while the
 pipeline releases traces, so replay never drops for lack of room; it ends early only when ``stopping()`` turns true
@@ -71,14 +71,13 @@ async def _replay_row(wal: ReceiverWal, consumer: TraceConsumer, row: int, signa
         logger.error("receiver WAL %s: row %d does not decode (%s); deleted", wal.path, row, err)
         wal.drop_row(row, len(body), "undecodable")
         return False
-    delivery = wal.replayed(row, len(body))
+    delivery = wal.replay_delivery(row, len(body))
     records = tuple(converted.records)
     batch = (SignalBatch(spans=records, delivery=delivery, source=wal.receiver_id) if signal == "traces"
              else SignalBatch(logs=records, delivery=delivery, source=wal.receiver_id))
-    split = getattr(consumer, "split", None)
     try:
-        for part in split(batch) if callable(split) and records else [batch]:
-            if records and not await _consume(consumer, part, stopping):
+        for part in consumer.split(batch) if records else []:
+            if not await _consume(consumer, part, stopping):
                 return False  # stopping: the row stays (its delivery is never sealed)
     except PermanentError as err:
         logger.error("receiver WAL %s: row %d refused by the window (%s); deleted", wal.path, row, err)
@@ -87,6 +86,7 @@ async def _replay_row(wal: ReceiverWal, consumer: TraceConsumer, row: int, signa
     except Exception:  # noqa: BLE001 - kept for the next start
         logger.exception("receiver WAL %s: row %d could not be replayed; kept for the next start", wal.path, row)
         return False
+    wal.count_replayed()  # only now: every part was handed over
     delivery.seal()
     return True
 
