@@ -28,7 +28,8 @@ from evald.judges.tracing import Evaluated, judged_evaluation, note_cache_hit, t
 @functools.lru_cache(maxsize=256)
 def _template(task: str, fields: tuple[VerdictField, ...]) -> str:
     """The trusted part of a prompt, for the cache key (computed once per metric, not per call)."""
-    return json.dumps([task, [[f.name, f.minimum, f.maximum, f.meaning] for f in fields]])
+    return json.dumps([task, [[f.name, f.minimum, f.maximum, f.meaning, *([f.at_most] if f.at_most else [])]
+                              for f in fields]])  # at_most: a verdict cached before the bound was checked is not reused
 
 
 @functools.lru_cache(maxsize=256)

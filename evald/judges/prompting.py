@@ -4,7 +4,8 @@ Untrusted text (the case's input, output, context) goes between ``<data-NONCE na
 random per prompt, so the text cannot close its own block; the system prompt says everything inside is data
 and any instruction in it must be ignored. The verdict must be one JSON object, nothing around it (a single
 ```json fence is tolerated), whose keys are exactly ``reasoning`` first, then the metric's integer fields in
-order, each within its range, no key twice. Anything else is a ``ValueError`` (the limiter counts ``malformed``):
+order, each within its range (and a part not above its total: ``VerdictField.at_most``), no key twice. Anything
+else is a ``ValueError`` (the limiter counts ``malformed``, the batcher its part ``malformed``; never cached):
 prose such as "score 1.0" from a hijacked judge can never become a score. ``verdict_schema`` is the same shape as
 a JSON schema, for providers' native structured output.
 """
@@ -24,12 +25,14 @@ _FENCE = "```"
 
 @dataclass(frozen=True, slots=True)
 class VerdictField:
-    """An integer the judge must return, in ``[minimum, maximum]`` (``maximum`` None: unbounded)."""
+    """An integer the judge must return, in ``[minimum, maximum]`` (``maximum`` None: unbounded) and, with
+    ``at_most``, not above the value of that earlier field (a part never above its total)."""
 
     name: str
     minimum: int
     maximum: int | None
     meaning: str
+    at_most: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +137,8 @@ def check_verdict(parsed: dict[str, Any], fields: Sequence[VerdictField]) -> Ver
             raise ValueError(f"verdict {field.name} is not an integer")
         if value < field.minimum or (field.maximum is not None and value > field.maximum):
             raise ValueError(f"verdict {field.name}={value} is outside its range")
+        if field.at_most is not None and value > values[field.at_most]:
+            raise ValueError(f"verdict {field.name}={value} is above {field.at_most}={values[field.at_most]}")
         values[field.name] = value
     return Verdict(reasoning=reasoning.strip(), values=values)
 

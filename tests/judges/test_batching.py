@@ -29,7 +29,7 @@ METRICS = {
     "relevance@1": ("Is the output relevant to the input?", (VerdictField("score", 1, 5, "relevance"),)),
     "tone@1": ("Is the output polite?", (VerdictField("score", 1, 10, "politeness"),)),
     "claims@1": ("Count the claims.", (VerdictField("total", 0, None, "claims"),
-                                      VerdictField("supported", 0, None, "supported claims"))),
+                                      VerdictField("supported", 0, None, "supported claims", at_most="total"))),
 }
 
 
@@ -75,9 +75,14 @@ def _not_an_object(name: str, verdict: dict[str, Any]) -> Any:
     return "score: 10" if name == "m3" else verdict
 
 
+def _part_above_total(name: str, verdict: dict[str, Any]) -> Any:
+    return {**verdict, "supported": verdict["total"] + 1} if name == "m3" else verdict
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
-@pytest.mark.parametrize(("mangle", "broken"), [(_out_of_range, 1), (_no_reasoning, 0), (_not_an_object, 2)],
-                         ids=["out_of_range", "no_reasoning", "not_an_object"])
+@pytest.mark.parametrize(("mangle", "broken"), [(_out_of_range, 1), (_no_reasoning, 0), (_not_an_object, 2),
+                                                (_part_above_total, 2)],
+                         ids=["out_of_range", "no_reasoning", "not_an_object", "part_above_total"])
 async def test_a_malformed_part_fails_only_its_metric(provider: str, mangle: Any, broken: int) -> None:
     registry = CollectorRegistry()
     async with schema_llm() as llm:

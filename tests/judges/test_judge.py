@@ -117,6 +117,19 @@ async def test_a_malformed_verdict_is_not_cached() -> None:
         assert [score.value for score in result.scores] == [1.0] and s.sent == 2
 
 
+async def test_a_part_above_its_total_is_counted_malformed_like_the_metric_says_and_not_cached() -> None:
+    with_context = replace(CASE, context=(Document(id="d", content="Paris is the capital."),))
+    async with judged() as s:
+        s.llm.default = Reply(text='{"reasoning": "r", "total_claims": 1, "supported_claims": 2}')
+        for sent in (1, 2):  # asked again: the verdict was not cached
+            result = await s.score(FaithfulnessMetric(), with_context)
+            assert [name for name, _ in result.errors] == ["faithfulness"] and not result.scores
+            assert "supported_claims=2 is above total_claims=1" in result.errors[0][1]
+            assert s.sent == sent
+        assert s.sample("evald_judge_requests_total", outcome="malformed") == 2
+        assert s.sample("evald_judge_requests_total", outcome="ok") == 0
+
+
 async def test_a_never_send_service_is_skipped_with_its_reason_and_nothing_is_sent() -> None:
     async with judged(never_send={"service_names": ["payments"]}) as s:
         secret = replace(CASE, service_name="payments", output="card 4111 1111 1111 1111")

@@ -6,7 +6,6 @@ from typing import ClassVar, cast
 
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
-from evald.judges.limiter import JudgeError
 from evald.judges.prompting import VerdictField
 from evald.metrics.base import BaseMetric
 from evald.metrics.judged.common import JudgedOptions, ask_judge, case_data
@@ -19,7 +18,8 @@ _TASK = (
 )
 _FIELDS = (
     VerdictField("total_statements", 0, None, "number of statements in the expected answer"),
-    VerdictField("attributed_statements", 0, None, "number of those statements the context supports"),
+    VerdictField("attributed_statements", 0, None, "number of those statements the context supports",
+                 at_most="total_statements"),
 )
 
 
@@ -55,8 +55,6 @@ class ContextRecallMetric(BaseMetric):
         judge = cast(ContextRecallOptions, self.options).judge
         verdict = await ask_judge(self, eval_case, judge, _TASK, [*context, *expected], _FIELDS)
         total, attributed = verdict.values["total_statements"], verdict.values["attributed_statements"]
-        if attributed > total:
-            raise JudgeError(judge, "malformed", f"attributed_statements ({attributed}) > total_statements ({total})")
         value = attributed / total if total else 1.0
         return self.score(
             value, verdict.reasoning, total_statements=total, attributed_statements=attributed, judge=judge

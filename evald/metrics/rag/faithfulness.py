@@ -6,7 +6,6 @@ from typing import ClassVar, cast
 
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
-from evald.judges.limiter import JudgeError
 from evald.judges.prompting import VerdictField
 from evald.metrics.base import BaseMetric
 from evald.metrics.judged.common import JudgedOptions, ask_judge, case_data
@@ -18,7 +17,7 @@ _TASK = (
 )
 _FIELDS = (
     VerdictField("total_claims", 0, None, "number of factual claims in the output"),
-    VerdictField("supported_claims", 0, None, "number of those claims the context supports"),
+    VerdictField("supported_claims", 0, None, "number of those claims the context supports", at_most="total_claims"),
 )
 
 
@@ -53,7 +52,5 @@ class FaithfulnessMetric(BaseMetric):
         judge = cast(FaithfulnessOptions, self.options).judge
         verdict = await ask_judge(self, eval_case, judge, _TASK, [*context, *output], _FIELDS)
         total, supported = verdict.values["total_claims"], verdict.values["supported_claims"]
-        if supported > total:
-            raise JudgeError(judge, "malformed", f"supported_claims ({supported}) > total_claims ({total})")
         value = supported / total if total else 1.0
         return self.score(value, verdict.reasoning, total_claims=total, supported_claims=supported, judge=judge)
