@@ -259,7 +259,8 @@ def no_cases_reason(result: ReplayResult) -> str | None:
         return f"every GenAI span or trace was not evaluable ({reasons or 'no reason counted'})"
     noted = f"; also not evaluable: {reasons}" if reasons else ""
     if counts.sampled_out >= counts.cases:
-        return f"all {_n(counts.cases, 'case')} were sampled out (sampling.ratio){noted}"
+        every = f"all {counts.cases} cases were" if counts.cases > 1 else "the 1 case was"
+        return f"{every} sampled out (sampling.ratio){noted}"
     if counts.dropped:
         dropped = ", ".join(f"{reason} {n}" for reason, n in counts.dropped.most_common())
         return f"the {_n(counts.cases, 'case')} were dropped before scoring ({dropped}){noted}"

@@ -36,7 +36,7 @@ from evald.judges.tracing import install_tracing, shutdown_tracing
 from evald.mapping.router import MapperRouter, default_mappers
 from evald.native import COMPILED_MODULES, compiled
 from evald.pipeline.accounting import shutdown_totals
-from evald.pipeline.bindings import build_bindings
+from evald.pipeline.bindings import build_bindings, wants_llm_call_cases
 from evald.pipeline.conversations import ConversationTracker
 from evald.pipeline.engine import EvaluationPipeline
 from evald.pipeline.goldens import ReferenceResolver
@@ -95,7 +95,8 @@ class EvaldService:
                                          routes=self.explorer.register if on_admin else None)
         bindings = build_bindings(config.metrics)
         bind_metric_info(self.exporters, metric_infos(bindings))  # metric versions and pass/fail-only metrics
-        self.router = MapperRouter(default_mappers())  # replay observes what it maps (not-evaluable rows)
+        # llm_call cases only when a metric scores them (scope llm_call or all); replay observes what it maps
+        self.router = MapperRouter(default_mappers(llm_call_cases=wants_llm_call_cases(bindings)))
         if self.explorer is not None:
             self.router.observe(self.explorer.observe)
         self.pipeline = EvaluationPipeline(

@@ -153,3 +153,16 @@ def test_corrupt_files_fail_and_nothing_read_says_so(tmp_path: Path, config: Res
     assert failed[str(corrupt)].startswith("not a binary ExportTraceServiceRequest")
     assert failed[str(empty)] == "not an OTLP/JSON ExportTraceServiceRequest (no resourceSpans)"
     assert no_cases_reason(result) == "no OTLP file was read (2 failed)"
+
+
+@pytest.mark.parametrize(("scope", "llm_call_cases"), [("trace", 0), ("llm_call", 2), ("all", 2)])
+async def test_llm_call_cases_are_built_only_when_a_metric_scores_them(scope: str, llm_call_cases: int) -> None:
+    """The tool-calling agent of the span_only capture (four spans, two model calls): one trace case, and an
+    ``llm_call`` case per model call only when a metric's scope is ``llm_call`` or ``all`` (else nothing would score
+    them: they are not built)."""
+    config = parse_config(CONFIG.replace("scope: trace", f"scope: {scope}"), environ={})
+    result = await replay([SPAN_ONLY / "c_tool_call.pb"], config)
+    built = result.counts.cases
+    scored_llm = sum(1 for c in result.scored if c.case.scope == "llm_call")
+    assert scored_llm == llm_call_cases
+    assert built == llm_call_cases + 1  # evald_cases_total: the trace case always

@@ -48,6 +48,10 @@ class GenAISemconvMapper:
 
     name: ClassVar[str] = "genai_semconv"
 
+    def __init__(self, llm_call_cases: bool = True) -> None:
+        #: build the ``llm_call`` cases (False when no configured metric scores them: the trace case only)
+        self.llm_call_cases = llm_call_cases
+
     def matches(self, trace: AssembledTrace) -> bool:
         return any(_operation(s) is not None or _vendor_candidate(s) for s in trace.spans)
 
@@ -83,7 +87,7 @@ class GenAISemconvMapper:
         tools = _merge_tools(spans, ops, attrs, calls, warnings)
         cases: list[EvalCase] = []
         skipped: list[NotEvaluable] = []
-        for call in calls:  # a case for every call, whatever content it recorded (absent content stays None)
+        for call in calls if self.llm_call_cases else ():  # a case for every call, whatever content it recorded
             agent = next((n for a in lineage(call.span, by_id) if (n := as_str(a.attributes.get(sc.AGENT_NAME)))),
                          None)
             cases.append(self._llm_case(trace, call, tools, agent))

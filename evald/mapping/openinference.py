@@ -48,6 +48,10 @@ class OpenInferenceMapper:
 
     name: ClassVar[str] = "openinference"
 
+    def __init__(self, llm_call_cases: bool = True) -> None:
+        #: build the ``llm_call`` cases (False when no configured metric scores them: the trace case only)
+        self.llm_call_cases = llm_call_cases
+
     def matches(self, trace: AssembledTrace) -> bool:
         try:
             return any(oi.SPAN_KIND in s.attributes for s in trace.spans)
@@ -65,7 +69,7 @@ class OpenInferenceMapper:
         tree = _Tree(spans)
         llm_spans = [s for s in spans if tree.kind(s) == oi.LLM and not tree.judged(s)]
         if not llm_spans:
-            genai = GenAISemconvMapper()
+            genai = GenAISemconvMapper(self.llm_call_cases)
             if genai.matches(trace):
                 return genai.map(trace)
             kinds = sorted({k for s in spans if (k := tree.kind(s))})
@@ -83,7 +87,7 @@ class OpenInferenceMapper:
         tools = _merge_tools(spans, tree, calls, warnings)
         cases: list[EvalCase] = []
         skipped: list[NotEvaluable] = []
-        for call in calls:  # a case for every call, whatever content it recorded (absent content stays None)
+        for call in calls if self.llm_call_cases else ():  # a case for every call, whatever content it recorded
             cases.append(self._llm_case(trace, call, tools, tree))
         try:
             trace_case = self._trace_case(trace, spans, tree, calls, tools, warnings)

@@ -52,6 +52,10 @@ class OpenLLMetryMapper:
 
     name: ClassVar[str] = "openllmetry"
 
+    def __init__(self, llm_call_cases: bool = True) -> None:
+        #: build the ``llm_call`` cases (False when no configured metric scores them: the trace case only)
+        self.llm_call_cases = llm_call_cases
+
     def matches(self, trace: AssembledTrace) -> bool:
         try:
             return any(ol.is_openllmetry_span(s) for s in trace.spans)
@@ -74,7 +78,7 @@ class OpenLLMetryMapper:
         ledger = _tool_ledger(spans, ops, calls, warnings)
         cases: list[EvalCase] = []
         skipped: list[NotEvaluable] = []
-        for call in calls:  # a case for every call, whatever content it recorded (absent content stays None)
+        for call in calls if self.llm_call_cases else ():  # a case for every call, whatever content it recorded
             if not _records_a_request(call):
                 continue  # a framework wrapper's husk (OpenLLMetry Haystack: only output keys); the trace case keeps it
             try:

@@ -5,7 +5,9 @@ mapper's result. No match gives an empty ``MappingResult`` ("no GenAI spans"; th
 ignored). A mapper that raises despite the contract is contained: the trace becomes
 ``NotEvaluable(reason="mapper_error")`` with the exception type in ``detail``. New conventions plug in by
 adding a mapper to :func:`default_mappers` (more specific conventions first). Every case returned carries its
-content-capture status and instrumentation in its metadata (:mod:`evald.mapping.content_capture`).
+content-capture status and instrumentation in its metadata (:mod:`evald.mapping.content_capture`). The service
+builds the ``llm_call`` cases only when a configured metric can score one (its scope ``llm_call`` or ``all``):
+building a case costs about as much as reading the call, and no case is built only to be counted unscored.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ from evald.model import AssembledTrace
 __all__ = ["MapperRouter", "default_mappers"]
 
 
-def default_mappers() -> list[SpanMapper]:
+def default_mappers(llm_call_cases: bool = True) -> list[SpanMapper]:
     """The built-in mappers in routing order: the conventions with their own span-kind markers first, the
-    OpenTelemetry GenAI conventions (which other instrumentations also partly emit) last."""
-    return [OpenInferenceMapper(), OpenLLMetryMapper(), GenAISemconvMapper()]
+    OpenTelemetry GenAI conventions (which other instrumentations also partly emit) last. With ``llm_call_cases``
+    False they build each trace's ``trace`` case only (no configured metric scores an ``llm_call`` case)."""
+    return [OpenInferenceMapper(llm_call_cases), OpenLLMetryMapper(llm_call_cases),
+            GenAISemconvMapper(llm_call_cases)]
 
 
 class MapperRouter:

@@ -10,6 +10,7 @@ evald/pipeline/conditions.py).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from typing import Any, Literal
 
@@ -44,7 +45,8 @@ class MetricSpec(ComponentConfig):
         None, ge=0.0, le=1.0, description="Pass when score >= threshold; default: the metric's own."
     )
     scope: Literal["trace", "llm_call", "conversation", "all"] = Field(
-        "trace", description="Which cases: per trace, per LLM call, per conversation (see `conversations`), or all."
+        "trace", description="Which cases: per trace, per LLM call, per conversation (see `conversations`), or all. "
+        "`llm_call` cases are built only when some metric has scope `llm_call` or `all`."
     )
     options: dict[str, Any] = Field(default_factory=dict, description="Per-kind options (docs/metrics.md).")
     filter: MetricFilter = Field(MetricFilter(), description="Only cases matching every given list.")
@@ -75,6 +77,12 @@ class MetricBinding:
 
     def applies_to(self, case: EvalCase) -> bool:
         return (self.scope == "all" or self.scope == case.scope) and (self._unfiltered or self.filter.matches(case))
+
+
+def wants_llm_call_cases(bindings: Sequence[MetricBinding]) -> bool:
+    """Whether any metric (per-case or multi-case) can score an ``llm_call`` case: scope ``llm_call`` or ``all``.
+    When none can, the mappers build trace cases only (evald/mapping/router.py)."""
+    return any(b.scope in ("llm_call", "all") for b in bindings)
 
 
 def build_bindings(specs: list[MetricSpec]) -> list[MetricBinding]:

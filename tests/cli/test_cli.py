@@ -246,8 +246,9 @@ def non_genai_trace(path: Path) -> Path:
 @pytest.mark.parametrize(("case", "expected"), [
     ("nothing_read", "no cases evaluated: no OTLP file was read (1 failed)"),
     ("no_genai", "no cases evaluated: none of the 1 trace has a GenAI span that a mapper recognises"),
-    ("sampled_out", "no cases evaluated: all 2 cases were sampled out (sampling.ratio)"),
-    ("no_metric_applies", "no cases evaluated: no configured metric applies to the 2 cases (check each metric's "
+    # the trace case only: the configured metrics score trace cases, so no llm_call case is built
+    ("sampled_out", "no cases evaluated: the 1 case was sampled out (sampling.ratio)"),
+    ("no_metric_applies", "no cases evaluated: no configured metric applies to the 1 case (check each metric's "
                           "`scope` and `filter`)"),
 ])
 def test_a_replay_that_evaluates_nothing_says_why(
