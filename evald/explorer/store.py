@@ -6,12 +6,14 @@ an insert passes a bound, the oldest ``other`` entry goes first while the failin
 (``failing_share`` of both bounds), else the oldest failing one; so a burst of passing cases never pushes out the
 failures an on-call engineer is looking for, and failures never take more than their share while others arrive.
 Evictions are counted by ring and bound (``evicted``); an entry larger than ``max_bytes`` alone is not kept
-(``evicted[(ring, "too_large")]``).
+(``evicted[(ring, "too_large")]``). Sizes are estimates: fixed overheads per entry, case, score and object, and the
+case's values by the assembly window's estimator (``value_bytes``, evald/assembly/sizing.py).
 
 The pipeline exports a case's fast scores and its judged scores in two batches (``split_judged``): a record for
 a case already kept (same trace id, span id and scope) is merged into it (scores by name) and moves to the newest
-position. Entries keep the ``ScoredCase`` itself (immutable, shared with the exporters; nothing is copied);
-redaction and rendering happen when a page or the API reads one (evald/explorer/views.py).
+position; the case is sized once (the judged record carries the same case object), only the scores anew. Entries
+keep the ``ScoredCase`` itself (immutable, shared with the exporters; nothing is copied); redaction and rendering
+happen when a page or the API reads one (evald/explorer/views.py).
 """
 
 from __future__ import annotations
@@ -20,16 +22,19 @@ import heapq
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from evald.assembly.sizing import value_bytes
+from evald.case import EvalCase, ToolCall
 from evald.interfaces import NotEvaluable
 from evald.model import ScoredCase
 
 Ring = Literal["failing", "other"]
 Outcome = Literal["pass", "fail", "skipped", "error", "not_evaluable"]
 OUTCOMES: tuple[Outcome, ...] = ("pass", "fail", "skipped", "error", "not_evaluable")
-#: Fixed overhead counted per entry and per object in it (the dict, the dataclass, the index)
+#: Fixed overhead counted per entry and per object in it (the dict, the dataclass, the index); values are sized by
+#: the assembly window's estimator (evald/assembly/sizing.py ``value_bytes``)
 _ENTRY_OVERHEAD = 512
 _OBJECT_OVERHEAD = 56
 _CASE_OVERHEAD = 1024  # an EvalCase's fixed fields
@@ -50,6 +55,7 @@ class Entry:
     scored: ScoredCase | None = None
     not_evaluable: NotEvaluable | None = None
     size: int = 0
+    case_size: int = 0  # the part of ``size`` that is ``scored.case`` (kept when a split case's parts merge)
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # metric -> outcome
     seq: int = 0  # insertion order (a merged record moves to the newest position)
 
@@ -77,38 +83,42 @@ def outcomes_of(scored: ScoredCase) -> dict[str, Outcome]:
     return out
 
 
-def approx_size(value: Any, depth: int = 0) -> int:
-    """A cheap estimate of what ``value`` takes in memory (strings by length, containers by their items)."""
-    if isinstance(value, str):
-        return _OBJECT_OVERHEAD + len(value)
-    if value is None or isinstance(value, bool | int | float) or depth > 12:
-        return 16
-    if isinstance(value, Mapping):
-        return _OBJECT_OVERHEAD + sum(approx_size(k, depth + 1) + approx_size(v, depth + 1) for k, v in value.items())
-    if isinstance(value, list | tuple | set | frozenset):
-        return _OBJECT_OVERHEAD + sum(approx_size(v, depth + 1) for v in value)
-    if isinstance(value, bytes):
-        return _OBJECT_OVERHEAD + len(value)
-    if is_dataclass(value):
-        return _OBJECT_OVERHEAD + sum(approx_size(getattr(value, f.name, None), depth + 1) for f in fields(value))
-    return _OBJECT_OVERHEAD + len(str(value))
+def _mapping_bytes(value: Mapping[str, Any] | None) -> int:
+    """``value_bytes`` of a mapping field (a plain dict as the mappers build it; any other mapping as one)."""
+    if not value:
+        return 0
+    return value_bytes(value if type(value) is dict else dict(value))
+
+
+def _tool_call_bytes(call: ToolCall) -> int:
+    return _OBJECT_OVERHEAD + len(call.name) + value_bytes(call.arguments) + value_bytes(call.result)
+
+
+def case_bytes(case: EvalCase) -> int:
+    """Estimated bytes of a case: a fixed overhead for its small fields, and its texts and structured values
+    (input, output, expected, messages, documents, tool calls, metadata) by the assembly window's estimator."""
+    size = _CASE_OVERHEAD + value_bytes(case.input) + value_bytes(case.output) + value_bytes(case.expected)
+    size += len(case.system_prompt or "") + _mapping_bytes(case.metadata)
+    size += sum(_OBJECT_OVERHEAD + len(m.content or "") + sum(map(_tool_call_bytes, m.tool_calls))
+                for m in case.messages)
+    size += sum(_OBJECT_OVERHEAD + len(d.content or "") + _mapping_bytes(d.metadata) for d in case.context)
+    return size + sum(map(_tool_call_bytes, case.tool_calls))
+
+
+def results_bytes(scored: ScoredCase) -> int:
+    """Estimated bytes of a scored case's scores, skips and errors (without the case)."""
+    size = sum(_SCORE_OVERHEAD + len(score.reason or "") + _mapping_bytes(score.metadata) for score in scored.scores)
+    return size + sum(_OBJECT_OVERHEAD + len(reason) for _, reason in (*scored.skipped, *scored.errors))
 
 
 def scored_size(scored: ScoredCase) -> int:
-    """``approx_size`` of a scored case, counting the fields that can be large without walking every small one."""
-    case = scored.case
-    size = _CASE_OVERHEAD + sum(approx_size(v) for v in (case.input, case.output, case.expected, case.system_prompt))
-    size += sum(_OBJECT_OVERHEAD + len(m.content or "") + sum(approx_size(t.arguments) + approx_size(t.result)
-                                                             for t in m.tool_calls) for m in case.messages)
-    size += sum(_OBJECT_OVERHEAD + len(d.content or "") + (approx_size(d.metadata) if d.metadata else 0)
-                for d in case.context)
-    size += sum(_OBJECT_OVERHEAD + approx_size(t.arguments) + approx_size(t.result) for t in case.tool_calls)
-    if case.metadata:
-        size += approx_size(case.metadata)
-    for score in scored.scores:
-        size += _SCORE_OVERHEAD + len(score.reason or "") + (approx_size(score.metadata) if score.metadata else 0)
-    size += sum(_OBJECT_OVERHEAD + len(reason) for _, reason in (*scored.skipped, *scored.errors))
-    return size
+    """Estimated bytes of a scored case: ``case_bytes`` + ``results_bytes``."""
+    return case_bytes(scored.case) + results_bytes(scored)
+
+
+def not_evaluable_bytes(item: NotEvaluable) -> int:
+    return _OBJECT_OVERHEAD + sum(len(text or "") for text in (item.reason, item.convention, item.detail,
+                                                               item.scope, item.span_id))
 
 
 def _merge(old: ScoredCase, new: ScoredCase) -> ScoredCase:
@@ -149,20 +159,24 @@ class EvaluationStore:
         key = (case.trace_id, case.span_id, case.scope)
         previous = self._by_key.get(key)
         entry_id = self._next_id
+        case_size = -1
         if previous is not None and previous.scored is not None:
             self._remove(previous)
+            if previous.scored.case is case:  # the judged part of a split case: its case was sized already
+                case_size = previous.case_size
             scored = _merge(previous.scored, scored)
             entry_id = previous.id
         entry = Entry(entry_id, time.time() if now is None else now, case.trace_id, case.span_id, case.scope,
                       case.service_name, case.model, scored=scored, outcomes=outcomes_of(scored))
-        entry.size = _ENTRY_OVERHEAD + scored_size(scored)
+        entry.case_size = case_bytes(case) if case_size < 0 else case_size
+        entry.size = _ENTRY_OVERHEAD + entry.case_size + results_bytes(scored)
         return self._insert(entry)
 
     def add_not_evaluable(self, trace_id: str, item: NotEvaluable, service: str | None,
                           now: float | None = None) -> Entry | None:
         entry = Entry(self._next_id, time.time() if now is None else now, trace_id, item.span_id, item.scope,
                       service, None, not_evaluable=item, outcomes={})
-        entry.size = _ENTRY_OVERHEAD + approx_size(item)
+        entry.size = _ENTRY_OVERHEAD + not_evaluable_bytes(item)
         return self._insert(entry)
 
     def get(self, entry_id: int) -> Entry | None:

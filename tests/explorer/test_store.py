@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
+
+from evald.assembly.sizing import value_bytes
 from evald.case import EvalCase, Score
+from evald.explorer import store as store_module
 from evald.explorer.store import EvaluationStore, scored_size
 from evald.interfaces import NotEvaluable
 from evald.model import ScoredCase
@@ -74,3 +80,47 @@ def test_not_evaluable_entries() -> None:
     entry = store.add_not_evaluable("ab" * 16, NotEvaluable("no_output", "openinference", "no output.value"), "svc")
     assert entry is not None and not entry.failing and entry.outcomes == {}
     assert store.stats()["items"] == 1
+
+
+def test_values_are_sized_by_the_assembly_windows_estimator() -> None:
+    plain = scored(1, True)
+    nested = {"documents": [{"text": "x" * 500, "score": 0.5, "tags": ["a", "b"]} for _ in range(20)]}
+    rich = ScoredCase(replace(plain.case, output=nested), plain.scores)
+    assert scored_size(rich) - scored_size(plain) == value_bytes(nested) - value_bytes("")
+
+
+def test_the_judged_part_of_a_split_case_does_not_size_its_case_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    sized: list[EvalCase] = []
+    case_bytes = store_module.case_bytes
+
+    def counting(case: EvalCase) -> int:
+        sized.append(case)
+        return case_bytes(case)
+
+    monkeypatch.setattr(store_module, "case_bytes", counting)
+    store = EvaluationStore(max_items=10, max_bytes=10**9, failing_share=0.5)
+    fast = scored(1, True, "x" * 1000)
+    first = store.add_scored(ScoredCase(fast.case, fast.scores, skipped=(("faithfulness", "pending"),)))
+    merged = store.add_scored(ScoredCase(fast.case, (Score("faithfulness", 0.2, 0.8, reason="r" * 300),)))
+    assert len(sized) == 1  # once, for the fast part: the judged part carries the same case
+    moved = replace(fast.case, output="y" * 5000)  # another case object under the same key: sized anew
+    again = store.add_scored(ScoredCase(moved, (Score("contains", 1.0, 0.5),)))
+    assert len(sized) == 2
+    assert first is not None and first.scored is not None and merged is not None and merged.scored is not None
+    assert merged.size - first.size == scored_size(merged.scored) - scored_size(first.scored)  # only scores changed
+    assert again is not None and again.scored is not None and again.size - merged.size == (
+        scored_size(again.scored) - scored_size(merged.scored))
+    assert store.bytes == again.size
+
+
+def test_the_byte_bound_holds_when_judged_parts_grow_their_entries() -> None:
+    one = scored_size(scored(0, True, "x" * 2000))
+    store = EvaluationStore(max_items=1000, max_bytes=one * 6, failing_share=0.5)
+    cases = [scored(i, True, "x" * 2000) for i in range(5)]
+    for case in cases:
+        store.add_scored(case)
+    assert len(store) == 5 and not store.evicted
+    for case in cases[2:]:
+        store.add_scored(ScoredCase(case.case, (Score("faithfulness", 0.9, 0.8, reason="r" * one),)))
+    assert store.bytes <= store.max_bytes and store.bytes == sum(e.size for e in store.entries())
+    assert store.evicted[("other", "bytes")] == 5 - len(store) > 0
