@@ -102,6 +102,12 @@ OPTIONS: dict[str, tuple[dict[str, Any], str]] = {
     "headless": ({"replicaCount": 3, "service": {"headless": {"enabled": True}}}, "service-headless.yaml"),
     "headless-kafka-scorer": ({"mode": "kafka-scorer", "service": {"headless": {"enabled": True}}},
                               "service-headless.yaml"),
+    # the WAL / persistent sending queue volume (its behaviour: tests/deploy/test_chart_persistence.py)
+    "persistence": ({"persistence": {"enabled": True, "size": "5Gi", "storageClassName": "fast-ssd",
+                                     "annotations": {"helm.sh/resource-policy": "keep"}},
+                     "config": {"receivers": {"otlp": {"wal": {"directory": "/var/lib/evald/wal"}}}}}, "pvc.yaml"),
+    "persistence-existing-claim": ({"mode": "kafka-scorer", "persistence": {
+        "enabled": True, "existingClaim": "evald-queue", "mountPath": "/data"}}, ""),
 }
 TLS_ON: dict[str, Any] = OPTIONS["mtls-auth"][0]
 
@@ -196,6 +202,13 @@ BAD_VALUES: list[tuple[dict[str, Any], str]] = [
     ({"preStop": {"sleep": 5}}, "/preStop"),
     ({"service": {"headless": {"enabled": "yes"}}}, "/service/headless/enabled"),
     ({"service": {"headless": {"clusterIP": "None"}}}, "/service/headless"),
+    ({"persistence": {"enabled": "yes"}}, "/persistence/enabled"),
+    ({"persistence": {"size": "lots"}}, "/persistence/size"),
+    ({"persistence": {"mountPath": "var/lib/evald"}}, "/persistence/mountPath"),
+    ({"persistence": {"accessModes": ["ReadOnlyMany"]}}, "/persistence/accessModes/0"),
+    ({"persistence": {"accessModes": []}}, "/persistence/accessModes"),
+    ({"persistence": {"existingClaim": "Not_A_Claim"}}, "/persistence/existingClaim"),
+    ({"persistence": {"storageClass": "fast"}}, "/persistence"),
 ]
 
 
@@ -497,6 +510,11 @@ BAD_COMBINATIONS: list[tuple[dict[str, Any], str]] = [
      'extraVolumeMounts "refs" names no volume'),
     ({"extraVolumes": [{"name": "refs", "emptyDir": {}}],
       "extraVolumeMounts": [{"name": "refs", "mountPath": "/etc/evald/goldens"}]}, "inside the chart's own mounts"),
+    ({"persistence": {"enabled": True}, "replicaCount": 2}, "persistence needs a single replica"),
+    ({"persistence": {"enabled": True}, "autoscaling": {"enabled": True}}, "persistence needs a single replica"),
+    ({"persistence": {"enabled": True, "mountPath": "/tmp/evald"}}, "persistence.mountPath /tmp/evald is inside"),
+    ({"persistence": {"enabled": True}, "extraVolumes": [{"name": "data", "emptyDir": {}}]},
+     "persistence mounts a volume named data"),
 ]
 
 

@@ -169,6 +169,20 @@ Fails the render on value combinations the schema cannot express.
 {{- fail (printf "values: extraVolumeMounts %q: mountPath %s is inside the chart's own mounts (/etc/evald, /tmp); mount beside them, e.g. /etc/evald-references" .name .mountPath) }}
 {{- end }}
 {{- end }}
+{{- with .Values.persistence }}
+{{- if .enabled }}
+{{- if or $.Values.autoscaling.enabled (gt (int $.Values.replicaCount) 1) }}
+{{- fail "values: persistence needs a single replica (replicaCount 1, no autoscaling): each write-ahead log and sending-queue file belongs to one evald process" }}
+{{- end }}
+{{- if has "data" $volumes }}
+{{- fail "values: persistence mounts a volume named data; rename the extraVolumes entry of that name" }}
+{{- end }}
+{{- $path := clean .mountPath }}
+{{- if or (eq $path "/etc/evald" "/tmp") (hasPrefix "/etc/evald/" $path) (hasPrefix "/tmp/" $path) }}
+{{- fail (printf "values: persistence.mountPath %s is inside the chart's own mounts (/etc/evald, /tmp)" .mountPath) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- if .Values.autoscaling.enabled }}
 {{- if and .Values.autoscaling.kafkaLag.enabled (ne .Values.mode "kafka-scorer") }}
 {{- fail "values: autoscaling.kafkaLag is only for mode kafka-scorer" }}
