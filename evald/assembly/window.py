@@ -42,7 +42,7 @@ from pydantic import Field, model_validator
 from evald.assembly.completion import Completion
 from evald.assembly.memory import MemoryLimiter, MemoryLimiterConfig
 from evald.assembly.pending import FULL, UNSCHEDULED, PendingTrace, assembled, reopened
-from evald.assembly.sizing import batch_sizes, split_batch
+from evald.assembly.sizing import sizes_of, split_batch
 from evald.config.base import ComponentConfig, Duration
 from evald.errors import QueueFullError
 from evald.model import AssembledTrace, ConsumeResult, SignalBatch, SpanRecord
@@ -116,7 +116,7 @@ class TraceWindow:
     def consume(self, batch: SignalBatch) -> ConsumeResult:
         if self._closed:
             raise QueueFullError("evald is shutting down", retry_after=self._cfg.settle or 1.0)
-        sizes, span_sizes, log_sizes = batch_sizes(batch)  # estimated bytes per trace id, span and log record
+        sizes, span_sizes, log_sizes = sizes_of(batch)  # estimated bytes per trace id, span, log (split's if a part)
         # a released trace takes a place again only if a late span can reopen it (retained)
         pending, released, retained = self._pending, self._released, self._retained
         new_ids = {t for t in sizes if t not in pending and (t not in released or t in retained)}
@@ -184,7 +184,8 @@ class TraceWindow:
         return ConsumeResult(rejected_spans=rejected_spans, rejected_logs=rejected_logs, message=message)
 
     def split(self, batch: SignalBatch) -> list[SignalBatch]:
-        """``batch`` in parts that each fit an empty window (``split_batch``), for sources that deliver in parts."""
+        """``batch`` in parts that each fit an empty window (``split_batch``), for sources that deliver in parts; each
+        part carries its byte estimates, which ``consume`` takes instead of sizing the part again."""
         return split_batch(batch, self._cfg.num_traces, self._memory.soft_limit)
 
     def _entry(self, trace_id: str, now: float, touched: dict[str, PendingTrace]) -> PendingTrace | None:

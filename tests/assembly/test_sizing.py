@@ -3,6 +3,7 @@ from __future__ import annotations
 import gc
 import tracemalloc
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,8 @@ import pytest
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from evald.assembly.sizing import batch_sizes, log_bytes, span_bytes, split_batch, value_bytes
+from evald.assembly import sizing
+from evald.assembly.sizing import batch_sizes, log_bytes, sizes_of, span_bytes, split_batch, value_bytes
 from evald.model import SignalBatch
 from evald.receivers.convert import convert_logs, convert_traces
 from evald.testing import log, span
@@ -79,7 +81,8 @@ def test_split_batch_cuts_whole_traces_in_arrival_order_within_both_bounds() -> 
         span(traces[0]),)  # a late span of the first trace stays with it
     logs = (log(traces[4], None, "gen_ai.choice"),)
     batch = SignalBatch(spans=spans, logs=logs, source="replay")
-    assert split_batch(batch, 5, 1 << 20) == [batch]
+    (whole,) = split_batch(batch, 5, 1 << 20)
+    assert (whole.spans, whole.logs, whole.source) == (batch.spans, batch.logs, batch.source)
     parts = split_batch(batch, 2, 1 << 20)
     assert [[s.trace_id for s in p.spans] for p in parts] == [
         [traces[0], traces[1], traces[0]], [traces[2], traces[3]], [traces[4]]]
@@ -90,3 +93,22 @@ def test_split_batch_cuts_whole_traces_in_arrival_order_within_both_bounds() -> 
     assert [len({s.trace_id for s in p.spans}) for p in by_bytes] == [2, 1, 1, 1]
     assert split_batch(batch, 10, 10)[0].spans == (spans[0], spans[5])  # a trace over the bound: a part alone
     assert sorted(s.span_id for p in by_bytes for s in p.spans) == sorted(s.span_id for s in spans)
+
+
+def test_parts_carry_the_estimates_split_computed_so_they_are_not_sized_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    traces = [f"{i + 1:032x}" for i in range(6)]
+    spans = tuple(span(t, attributes={"k": "v" * (100 * (i + 1))}) for i, t in enumerate(traces * 2))
+    logs = (log(traces[2], None, "gen_ai.choice", body={"message": "hi"}),)
+    batch = SignalBatch(spans=spans, logs=logs)
+    whole = batch_sizes(batch)
+    calls: list[int] = []
+    counted = sizing.span_bytes
+    monkeypatch.setattr(sizing, "span_bytes", lambda s: calls.append(1) or counted(s))
+    parts = split_batch(batch, 4, 1 << 20)
+    carried = [sizes_of(part) for part in parts]
+    assert len(calls) == len(spans) and len(parts) == 2  # sized once, by the split, not again by sizes_of
+    for part, (sizes, span_sizes, log_sizes) in zip(parts, carried, strict=True):
+        assert span_sizes == [span_bytes(s) for s in part.spans] and log_sizes == [log_bytes(r) for r in part.logs]
+        assert sizes == {t: whole[0][t] for t in dict.fromkeys(s.trace_id for s in part.spans)}
+    changed = replace(parts[0], spans=parts[0].spans[:1])  # a copy with other spans is sized afresh
+    assert sizes_of(changed)[1] == [span_bytes(parts[0].spans[0])]
