@@ -76,7 +76,7 @@ def tool_result(value: Any) -> Any:
     content blocks (``[{"type": "text", "text": ...}]`` or ``[{"text": ...}]``: Anthropic, Bedrock, Strands) is
     read as its text, a single Bedrock ``[{"json": ...}]`` block as its value."""
     parsed = parse_json_container(value)
-    if isinstance(parsed, str | bytes):
+    if isinstance(parsed, (str, bytes)):
         return as_text(parsed) or parsed  # a marker never gets here: parse_json_container made it None
     if isinstance(parsed, list) and parsed and all(_is_text_block(b) for b in parsed):
         return tool_result("\n".join(b["text"] for b in parsed))

@@ -67,7 +67,7 @@ def _scan(value: Any, depth: int, budget: list[int]) -> str | None:
         return None
     if isinstance(value, Mapping):
         return next((f for v in value.values() if (f := _scan(v, depth + 1, budget)) is not None), None)
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return next((f for v in value if (f := _scan(v, depth + 1, budget)) is not None), None)
     return None
 

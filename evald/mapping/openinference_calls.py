@@ -167,4 +167,4 @@ def provider_of(attrs: Mapping[str, Any]) -> str | None:
 def scalar_parameters(attrs: Mapping[str, Any]) -> dict[str, Any]:
     """The scalar entries of ``llm.invocation_parameters`` (tools, messages and other structures are left out)."""
     params = as_dict(attrs.get(oi.INVOCATION_PARAMETERS)) or {}
-    return {k: v for k, v in params.items() if isinstance(v, str | int | float | bool) and not k.startswith("_")}
+    return {k: v for k, v in params.items() if isinstance(v, (str, int, float, bool)) and not k.startswith("_")}

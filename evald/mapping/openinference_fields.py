@@ -140,7 +140,7 @@ def _expand(value: Any, depth: int = 0) -> Any:
         for key, inner in value.items():
             _insert(out, str(key).split("."), _expand(inner, depth + 1))
         return out
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return [_expand(v, depth + 1) for v in value]
     return value
 
@@ -189,7 +189,7 @@ def messages(attrs: Mapping[str, Any], prefix: str, default_role: str) -> list[M
         if (fname := as_str(message.get("function_call_name"))) is not None:
             calls.append({"function": {"name": fname, "arguments": message.get("function_call_arguments_json")}})
         data = {"role": normalize_role(message.get("role")) or default_role,
-                "content": "\n".join(texts) if texts else raw if isinstance(raw, list | dict) else None,
+                "content": "\n".join(texts) if texts else raw if isinstance(raw, (list, dict)) else None,
                 "tool_calls": calls,
                 "tool_call_id": message.get("tool_call_id"), "name": message.get("name")}
         out.extend(message_from_dict(data, default_role))

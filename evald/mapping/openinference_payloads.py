@@ -30,13 +30,13 @@ def payload(attrs: Mapping[str, Any], which: str) -> Any:
     """``{which}.value`` as Python data: parsed unless the mime type says plain text; ``None`` for a value declared
     JSON that does not parse (emitters truncate long values)."""
     value = attrs.get(f"{which}.value")
-    if value is None or isinstance(value, dict | list):
+    if value is None or isinstance(value, (dict, list)):
         return value
     mime = as_str(attrs.get(f"{which}.mime_type"))
     if mime is not None and "json" not in mime.lower():
         return as_text(value)
     parsed = parse_structured(value)
-    if isinstance(parsed, str | bytes):
+    if isinstance(parsed, (str, bytes)):
         text = as_text(parsed)
         if text is not None and mime is not None and text.lstrip()[:1] in ("{", "["):
             return None  # declared JSON that does not parse (truncated): not usable as text
@@ -46,7 +46,7 @@ def payload(attrs: Mapping[str, Any], which: str) -> Any:
 
 def message_dict(item: Any) -> dict[str, Any] | None:
     """Any serialized chat message (OpenAI, LangChain constructor/dump/template, tuple) as an OpenAI-style dict."""
-    if isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[0], str):
+    if isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str):
         return {"role": normalize_role(item[0]), "content": item[1]}
     if not is_mapping(item):
         return None
@@ -105,7 +105,7 @@ def messages_of(value: Any, default_role: str = "user") -> list[Message]:
     for item in value:
         data = message_dict(item)
         if data is not None and ("content" in item or "kwargs" in item or "data" in item or "role" in item
-                                 or isinstance(item, list | tuple)):
+                                 or isinstance(item, (list, tuple))):
             out.extend(message_from_dict(data, data.get("role") or default_role))
     return out
 

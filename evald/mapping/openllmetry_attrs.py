@@ -159,7 +159,7 @@ def _renamed_early(attrs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _joined(value: Any) -> Any:
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return "\n".join(v for v in value if isinstance(v, str)) or None
     return value
 
@@ -215,7 +215,7 @@ def association_properties(attrs: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in attrs.items():
         if (isinstance(key, str) and key.startswith(ASSOCIATION_PREFIX) and len(key) > len(ASSOCIATION_PREFIX)
-                and isinstance(value, str | int | float | bool)):
+                and isinstance(value, (str, int, float, bool))):
             out[key[len(ASSOCIATION_PREFIX):]] = value
     return out
 

@@ -46,7 +46,7 @@ def decode(value: Any, depth: int = 0) -> Any:
     """Parse JSON (also double-encoded) strings and unwrap LangChain constructors, recursively (bounded)."""
     if depth > _MAX_DEPTH:
         return None
-    if isinstance(value, bytes | bytearray):
+    if isinstance(value, (bytes, bytearray)):
         value = as_text(value)
     if isinstance(value, str):
         parsed = parse_structured(value)
@@ -65,7 +65,7 @@ def decode(value: Any, depth: int = 0) -> Any:
         if "_role" in data and isinstance(parts := data.get("_content"), list):  # a Haystack ChatMessage's fields
             return {"role": data["_role"], "content": [p for p in parts if is_mapping(p) and "text" in p]}
         return {k: _decode_field(k, v, depth) for k, v in data.items()}
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return [decode(v, depth + 1) for v in value]
     return value
 
@@ -132,7 +132,7 @@ def _non_scalar(raw: Any) -> Any:
             value = json.loads(raw)
         except ValueError:
             return raw
-        return None if value is None or isinstance(value, bool | int | float) else raw
+        return None if value is None or isinstance(value, (bool, int, float)) else raw
     return raw
 
 
@@ -144,7 +144,7 @@ def _find(value: Any, keys: tuple[str, ...], wrappers: tuple[str, ...], roles: f
     if isinstance(value, str):
         text = as_text(value)
         return text if text and (free or _is_free_text(text)) else None
-    messages = messages_in(value) if isinstance(value, list | dict | Mapping) else None
+    messages = messages_in(value) if isinstance(value, (list, dict, Mapping)) else None
     if messages is not None:
         return text_of(messages, roles, last=True)
     if is_mapping(value):

@@ -114,7 +114,7 @@ def result_documents(attrs: Mapping[str, Any]) -> list[Document]:
 
 
 def _column(field: str, value: Any) -> list[Any]:
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return list(value)
     if field in ("metadata", "content") and isinstance(value, str):
         parsed = as_list(value)  # a JSON array of metadata dicts / documents

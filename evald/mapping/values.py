@@ -53,7 +53,7 @@ def parse_structured(value: Any) -> Any:
     if cls is list or cls is dict or value is None:  # already structured (OTLP kvlist/array) or absent: hot path
         return value
     if cls is not str and not isinstance(value, str):
-        if isinstance(value, bytes | bytearray):
+        if isinstance(value, (bytes, bytearray)):
             try:
                 value = bytes(value).decode("utf-8")
             except UnicodeDecodeError:
@@ -90,9 +90,9 @@ def _from_literal(value: Any, depth: int = 0) -> Any:
         return None
     if isinstance(value, dict):
         return {str(k): _from_literal(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
+    if isinstance(value, (list, tuple, set, frozenset)):
         return [_from_literal(v, depth + 1) for v in value]
-    if isinstance(value, complex | bytes):
+    if isinstance(value, (complex, bytes)):
         return str(value)
     return value
 
@@ -106,7 +106,7 @@ def parse_json_container(value: Any) -> Any:
     if isinstance(value, str) and is_masked(value):
         return None
     parsed = parse_structured(value)
-    return parsed if isinstance(parsed, dict | list) else value
+    return parsed if isinstance(parsed, (dict, list)) else value
 
 
 def decode_escapes(text: str) -> str:
@@ -134,7 +134,7 @@ def as_text(value: Any) -> str | None:
     """A non-empty string with escapes decoded, or ``None`` (also for a masking marker, evald.mapping.masking).
     Numbers are not text here."""
     if type(value) is not str:
-        if isinstance(value, bytes | bytearray):
+        if isinstance(value, (bytes, bytearray)):
             value = bytes(value).decode("utf-8", errors="replace")
         if not isinstance(value, str):
             return None
@@ -157,7 +157,7 @@ def as_str(value: Any) -> str | None:
         return str(value)
     if isinstance(value, float) and math.isfinite(value):
         return repr(value)
-    if isinstance(value, bytes | bytearray):
+    if isinstance(value, (bytes, bytearray)):
         return bytes(value).decode("utf-8", errors="replace") or None
     return None
 
@@ -190,7 +190,7 @@ def as_float(value: Any) -> float | None:
     """A finite float from a number or a numeric string; ``True``, NaN and infinities give ``None``."""
     if isinstance(value, bool):
         return None
-    if not isinstance(value, int | float | str):
+    if not isinstance(value, (int, float, str)):
         return None
     try:
         number = float(value.strip() if isinstance(value, str) else value)
@@ -218,7 +218,7 @@ def str_list(value: Any) -> list[str]:
     if isinstance(value, str):
         parsed = parse_structured(value)
         return [value] if not isinstance(parsed, list) else [v for v in parsed if isinstance(v, str)]
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return [v for v in value if isinstance(v, str)]
     return []
 

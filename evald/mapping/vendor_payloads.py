@@ -62,7 +62,7 @@ def is_candidate(span: SpanRecord) -> bool:
     if REQUEST_DATA not in attrs:
         return False
     tags = attrs.get("logfire.tags")
-    return sc.SYSTEM in attrs or sc.PROVIDER_NAME in attrs or (isinstance(tags, list | tuple) and "LLM" in tags)
+    return sc.SYSTEM in attrs or sc.PROVIDER_NAME in attrs or (isinstance(tags, (list, tuple)) and "LLM" in tags)
 
 
 def normalize(span: SpanRecord) -> SpanRecord:
@@ -107,7 +107,7 @@ def _pydantic_ai(attrs: Mapping[str, Any], extra: dict[str, Any], events: list[S
             events.extend(message_events(attrs[ALL_MESSAGES_EVENTS]))
         final = attrs.get(FINAL_RESULT)
         text = final if isinstance(final, str) and final.strip() else None
-        if text is None and final is not None and not isinstance(final, str | bytes):
+        if text is None and final is not None and not isinstance(final, (str, bytes)):
             text = str(final)
         if text is not None:
             extra[sc.OUTPUT_MESSAGES] = [{"role": "assistant", "parts": [{"type": "text", "content": text}]}]
