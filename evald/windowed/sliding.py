@@ -12,6 +12,12 @@ Where the confidence comes from (``confidence_from``): ``attribute`` (default) r
 ``case`` reads ``EvalCase.confidence`` (what harness-evals importers and custom mappers fill; the built-in
 conventions carry no standard confidence attribute); ``metric`` uses the score of ``confidence_metric`` on the same
 case, e.g. a judge's normalised verdict.
+
+Cost: scoring a window walks (and for discrimination sorts) all its cases. A window of up to ``RESCORE_FREE``
+(1,000) cases is scored on every case; a larger one (``window`` allows 100,000) at most once per
+``RESCORE_INTERVAL`` (1 s) of the stage's clock, its gauge keeping the latest value in between, so a busy
+(service_name, model) pair costs one window walk per second instead of one per case. Run-level results
+(``results``) are always scored afresh.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from evald.metrics.multi_case import WindowMetric, WindowOptions, attribute
 
 OTHER = "other"
 Pair = tuple[float, float, bool]  # (monotonic time, confidence, outcome)
+RESCORE_FREE = 1000
+RESCORE_INTERVAL = 1.0
 
 
 def confidence_of(case: EvalCase, scores: Mapping[str, Score], options: WindowOptions) -> float | None:
@@ -56,7 +64,10 @@ class SlidingWindows:
         self.options = cast(WindowOptions, metric.options)
         self._windows: dict[tuple[str, str], deque[Pair]] = {}
         self._last: dict[tuple[str, str], tuple[EvalCase, Score | None]] = {}
+        self._scored_at: dict[tuple[str, str], float] = {}  # when a large window was last scored
         self._dropped = dropped
+        #: how many times a window was scored (a window walk each)
+        self.scorings = 0
 
     def key(self, case: EvalCase) -> tuple[str, str]:
         key = (case.service_name or "", case.model or case.request_model or "")
@@ -79,7 +90,12 @@ class SlidingWindows:
             window = self._windows[key] = deque(maxlen=self.options.window)
         window.append((now, confidence, outcome))
         self._expire(window, now)
-        score = self._score(window)
+        previous = self._last.get(key)
+        if len(window) > RESCORE_FREE and previous is not None and now - self._scored_at[key] < RESCORE_INTERVAL:
+            score = previous[1]  # a large window scored less than a second ago: its value stands
+        else:
+            score = self._score(window)
+            self._scored_at[key] = now
         self._last[key] = (case, score)
         return key, score
 
@@ -103,4 +119,5 @@ class SlidingWindows:
     def _score(self, window: deque[Pair]) -> Score | None:
         if len(window) < self.options.min_cases:
             return None
+        self.scorings += 1
         return self.metric.measure_pairs([(c, y) for _, c, y in window])

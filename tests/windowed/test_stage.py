@@ -128,3 +128,34 @@ def test_bounds_are_counted() -> None:
     waiting.observe([scored(case(3))])
     assert sample(tm, "evald_windowed_dropped_total", metric="composite", reason="pending_expired") == 1
     assert sample(tm, "evald_windowed_pending_cases") == 0
+
+
+def test_a_large_window_is_scored_at_most_once_a_second_and_afresh_at_flush() -> None:
+    """Up to RESCORE_FREE cases a window is scored on every case; beyond, at most once per RESCORE_INTERVAL of the
+    stage's clock (the gauge keeps the latest value), so a busy window does not cost a full walk per case."""
+    from evald.windowed.sliding import RESCORE_FREE, SlidingWindows
+
+    tm, clock = Telemetry(), FakeClock()
+    stage = WindowedStage([bind("brier_score", min_cases=2, window=5000)], tm, clock=clock)
+    labels = {"metric": "brier_score", "service_name": "svc", "model": "m"}
+    (sliding,) = stage._windows.values()
+    assert isinstance(sliding, SlidingWindows)
+
+    def add(n: int, conf: float, output: str) -> None:
+        for i in range(n):
+            c = case(i, output, **{"evald.confidence": conf})
+            stage.observe([scored(EvalCase(**{**_fields(c), "expected": "Paris"}))])
+
+    add(RESCORE_FREE, 1.0, "Paris")  # always right: Brier 0 -> score 1
+    assert sliding.scorings == RESCORE_FREE - 1  # from min_cases on, every case
+    assert sample(tm, "evald_window_score", **labels) == pytest.approx(1.0)
+    add(500, 1.0, "Lyon")  # confidently wrong, within the same second: the value stands, one walk at most
+    assert sliding.scorings == RESCORE_FREE - 1
+    assert sample(tm, "evald_window_score", **labels) == pytest.approx(1.0)
+    assert sample(tm, "evald_window_cases", **labels) == RESCORE_FREE + 500  # the size is always current
+    clock.advance(1.0)
+    add(1, 1.0, "Lyon")
+    assert sliding.scorings == RESCORE_FREE
+    assert sample(tm, "evald_window_score", **labels) == pytest.approx(1 - 501 / 1501)
+    (run_level,) = stage.flush()
+    assert run_level.scores[0].value == pytest.approx(1 - 501 / 1501) and sliding.scorings == RESCORE_FREE + 1
