@@ -2,7 +2,8 @@
 
 Config keys (``assembly.memory_limiter:``, named after the Collector's ``memory_limiter`` processor):
 ``limit_mib`` (default 512), ``spike_limit_mib`` (default 128; the soft limit is ``limit_mib - spike_limit_mib``)
-and ``retention_limit_mib`` (default 64: the most the late-retention store keeps).
+and ``retention_limit_mib`` (default 8: the most the late-retention store keeps; its real cost is about twice the
+estimate, see docs/architecture.md, "Memory bounds").
 
 What is charged (estimates from evald/assembly/sizing.py, within 0.85-1.1x of what the records really allocate
 on the corpus): spans and logs being assembled (``window``) and released traces until the pipeline finished
@@ -51,8 +52,9 @@ class MemoryLimiterConfig(ComponentConfig):
                            "released traces still being evaluated or retained hold together.")
     spike_limit_mib: int = Field(128, ge=0, description="Headroom below `limit_mib`: new data is refused (retryable) "
                                  "above the soft limit `limit_mib - spike_limit_mib`, after retained traces went.")
-    retention_limit_mib: int = Field(64, ge=0, description="Most MiB of released traces kept for late spans "
-                                     "(`late_retention`); the oldest go first.")
+    retention_limit_mib: int = Field(8, ge=0, description="Most MiB (estimated) of released traces kept for late "
+                                     "spans (`late_retention`); the oldest go first. Each MiB costs about 2 MB of "
+                                     "process memory (allocator pages the kept traces pin).")
 
     @model_validator(mode="after")
     def _check(self) -> MemoryLimiterConfig:

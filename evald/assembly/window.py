@@ -4,8 +4,9 @@ Config keys (``assembly:``): ``settle`` (quiet time after the root span arrived,
 ``decision_wait`` (the longest a trace is held, from its first item, default 30s), ``num_traces`` (traces held
 at once, default 50000), ``max_spans_per_trace`` (default 2000), ``max_logs_per_trace`` (default 2000),
 ``released_memory`` (how many released trace ids are remembered to spot late and redelivered spans,
-default 100000), ``late_spans`` (``reevaluate`` (default) or ``drop``), ``late_retention`` (released traces kept
-with their spans for re-evaluation, default 5000).
+default 100000; kept as hashes, evald/assembly/released.py), ``late_spans`` (``reevaluate`` (default) or
+``drop``), ``late_retention`` (released traces kept with their spans for re-evaluation, default 5000; also
+bounded by ``memory_limiter.retention_limit_mib``, default 8 MiB).
 
 Release: when the root span has arrived and nothing new came for ``settle``, or ``decision_wait`` after the
 first item (then the trace is flagged ``complete=False`` if it has no root).
@@ -33,7 +34,6 @@ import asyncio
 import contextlib
 import heapq
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
@@ -42,6 +42,7 @@ from pydantic import Field, model_validator
 from evald.assembly.completion import Completion
 from evald.assembly.memory import MemoryLimiter, MemoryLimiterConfig
 from evald.assembly.pending import FULL, UNSCHEDULED, PendingTrace, assembled, reopened
+from evald.assembly.released import ReleasedIds
 from evald.assembly.sizing import sizes_of, split_batch
 from evald.config.base import ComponentConfig, Duration
 from evald.errors import QueueFullError
@@ -95,7 +96,7 @@ class TraceWindow:
         self._clock = clock
         self._pending: dict[str, PendingTrace] = {}
         self._heap: list[tuple[float, str]] = []
-        self._released: OrderedDict[str, None] = OrderedDict()
+        self._released = ReleasedIds(config.released_memory)  # compact: hashes, not the id strings
         self._memory = MemoryLimiter(config.memory_limiter, config.late_retention, telemetry)
         self._retained = self._memory.retained  # released, kept for late spans (bounded by count and bytes)
         self._retain = config.late_spans == "reevaluate" and self._retained.enabled
@@ -210,7 +211,6 @@ class TraceWindow:
         if len(kept.spans) >= self._cfg.max_spans_per_trace:
             return FULL  # the span will be rejected: the trace stays released, nothing is re-scored
         _, nbytes = self._retained.take(span.trace_id) or (kept, 0)
-        self._released.pop(span.trace_id, None)
         entry = reopened(kept, nbytes, now)
         self._memory.window_bytes += nbytes
         self._pending[kept.trace_id] = entry
@@ -223,10 +223,7 @@ class TraceWindow:
     def _pop(self, trace_id: str) -> tuple[AssembledTrace, Completion]:
         """Remove a held trace and build what is released (callers count releases in bulk)."""
         entry = self._pending.pop(trace_id)
-        if self._cfg.released_memory:
-            self._released[trace_id] = None
-            while len(self._released) > self._cfg.released_memory:
-                self._released.popitem(last=False)
+        self._released.add(trace_id)
         trace = assembled(entry)
         on_done = self._memory.release(entry.nbytes, trace if self._retain else None)
         return trace, Completion(entry.deliveries, on_done)

@@ -132,10 +132,11 @@ def _rss() -> int:
 @pytest.mark.integration
 async def test_a_hundred_traces_with_an_8_mib_attribute_stay_within_the_byte_caps() -> None:
     """Issue 16 item 6: with the default late_retention (5000 traces) these kept 800 MB alive after scoring. Sent by
-    the OTel SDK to the real HTTP receiver of a running service with the default memory limits."""
+    the OTel SDK to the real HTTP receiver of a running service with the default memory limits, except
+    retention_limit_mib 64 (with the default 8 a trace of 8 MiB is never retained, and only that would be seen)."""
     config = parse_config("""
 receivers: { otlp: { http: { endpoint: "127.0.0.1:0" } } }
-assembly: { settle: 0.1s, decision_wait: 1s }
+assembly: { settle: 0.1s, decision_wait: 1s, memory_limiter: { retention_limit_mib: 64 } }
 metrics: [ { kind: error_free, scope: all } ]
 """, "t", environ={})
     tm = Telemetry()
