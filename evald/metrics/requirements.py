@@ -15,7 +15,9 @@ masking marker in a field (evald/mapping/masking.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import fields
+from operator import attrgetter
 from typing import Any, Final
 
 from evald.case import EvalCase
@@ -28,38 +30,119 @@ _COLLECTIONS: Final = frozenset({"context"})
 #: a derived requirement: at least one tool call with its arguments recorded (pydantic-ai without content, and
 #: OpenInference's hide modes, keep tool names and ids but not arguments)
 TOOL_ARGUMENTS: Final = "tool_arguments"
-#: ``"a|b"`` specs split once (they come from metric classes' declarations: a small, fixed set); this runs per case
-_ALTERNATIVES: dict[str, tuple[str, ...]] = {}
+_FIELDS: Final = frozenset(f.name for f in fields(EvalCase))
+_SPECIAL: Final = frozenset({TOOL_ARGUMENTS, "messages", "tool_calls", *_COLLECTIONS})  # not tested as plain fields
+#: the checks ``requirement_check`` prepared, by ``needs`` (they come from metric classes' declarations and options:
+#: a small, fixed set); the presence test of each field name, prepared once
+_CHECKS: dict[tuple[str, ...], Callable[[EvalCase], str | None]] = {}
+_PRESENCE: dict[str, Callable[[EvalCase], bool]] = {}
+
+
+def requirement_check(needs: Sequence[str]) -> Callable[[EvalCase], str | None] | None:
+    """``missing_field(case, needs)`` as one function prepared once per ``needs`` (``None``: nothing is needed).
+    The scorer keeps it in its plan: a case's check then costs one call, not a walk over the specs and names."""
+    key = tuple(needs)
+    if not key:
+        return None
+    check = _CHECKS.get(key)
+    if check is None:
+        if len(_CHECKS) >= 1024:  # bounded, though metrics declare few distinct needs
+            _CHECKS.clear()
+        check = _CHECKS[key] = _compile(key)
+    return check
 
 
 def missing_field(case: EvalCase, needs: Sequence[str]) -> str | None:
     """The first needed field the case lacks (the first name of an ``a|b`` alternative), else ``None``."""
-    for spec in needs:
-        if "|" in spec:
-            names = _ALTERNATIVES.get(spec) or _ALTERNATIVES.setdefault(spec, tuple(spec.split("|")))
-            if not any(is_present(case, name) for name in names):
-                return names[0]
-        elif not is_present(case, spec):
-            return spec
-    return None
+    check = requirement_check(needs)
+    return None if check is None else check(case)
 
 
 def is_present(case: EvalCase, name: str) -> bool:
     """Whether the case carries field ``name`` (see the module docstring for what absent means)."""
+    present = _PRESENCE.get(name)
+    if present is None:
+        if len(_PRESENCE) >= 1024:
+            _PRESENCE.clear()
+        present = _PRESENCE[name] = _presence(name)
+    return present(case)
+
+
+def _compile(needs: tuple[str, ...]) -> Callable[[EvalCase], str | None]:
+    specs = [(names[0], tuple(_presence(n) for n in names)) for names in (spec.split("|") for spec in needs)]
+    if len(specs) == 1:  # the usual declaration: one field, or one set of alternatives
+        first, tests = specs[0]
+        if len(tests) == 1 and first in _FIELDS and first not in _SPECIAL:  # a plain field: the test inline
+            get = attrgetter(first)
+
+            def check_plain(case: EvalCase) -> str | None:
+                value = get(case)
+                if value is None or (type(value) is str and (not value or value.isspace())):
+                    return first
+                return None
+
+            return check_plain
+
+        def check_one(case: EvalCase) -> str | None:
+            for present in tests:
+                if present(case):
+                    return None
+            return first
+
+        return check_one
+
+    def check(case: EvalCase) -> str | None:
+        for first, tests in specs:
+            for present in tests:
+                if present(case):
+                    break
+            else:
+                return first
+        return None
+
+    return check
+
+
+def _presence(name: str) -> Callable[[EvalCase], bool]:
+    """The test of whether a case carries field ``name``, chosen once for the name."""
     if name == TOOL_ARGUMENTS:
-        return any(call.arguments is not None for call in case.tool_calls)
+        return lambda case: any(call.arguments is not None for call in case.tool_calls)
     if name == "messages":
-        return any(m.content for m in case.messages)
-    value: Any = getattr(case, name, None)
-    if value is None:
-        return False
-    if type(value) is str:
-        return bool(value) and not value.isspace()
+        return lambda case: any(m.content for m in case.messages)
+    get: Callable[[EvalCase], Any] = (attrgetter(name) if name in _FIELDS
+                                      else lambda case: getattr(case, name, None))
     if name == "tool_calls":
-        return bool(value) or case.metadata.get("content_capture") not in _NO_CONTENT
+
+        def tool_calls(case: EvalCase) -> bool:
+            value = get(case)
+            if value is None:
+                return False
+            if type(value) is str:
+                return bool(value) and not value.isspace()
+            return bool(value) or case.metadata.get("content_capture") not in _NO_CONTENT
+
+        return tool_calls
     if name in _COLLECTIONS:
-        return bool(value)
-    return True
+
+        def collection(case: EvalCase) -> bool:
+            value = get(case)
+            if value is None:
+                return False
+            if type(value) is str:
+                return bool(value) and not value.isspace()
+            return bool(value)
+
+        return collection
+
+    def plain(case: EvalCase) -> bool:
+        value = get(case)
+        if value is None:
+            return False
+        if type(value) is str:
+            return bool(value) and not value.isspace()
+        return True
+
+    return plain
 
 
 def default_needs(requires: Sequence[str]) -> tuple[str, ...]:

@@ -38,7 +38,7 @@ from typing import Any
 from evald.case import EvalCase, Score
 from evald.metrics.base import BaseMetric
 from evald.metrics.remote import MetricSkipped
-from evald.metrics.requirements import missing_field
+from evald.metrics.requirements import missing_field, requirement_check
 from evald.model import ScoredCase, new_scored_case
 from evald.pipeline.bindings import MetricBinding
 from evald.telemetry import LabelCache, RateLimitedLog, Telemetry
@@ -78,7 +78,9 @@ class MetricPlan:
         self.has_async = any(m.is_async for m in self.metrics)
         #: no asynchronous metric and no gate: score_inline applies
         self.inline = not self.has_async and not (gated and any(b.gate is not None for b in self.bindings))
-        self.steps = tuple((m, m.name, durations.get(m.name), m.required_fields()) for m in self.metrics)
+        #: (metric, name, its duration histogram, its requirement check or None), in order
+        self.steps = tuple((m, m.name, durations.get(m.name), requirement_check(m.required_fields()))
+                           for m in self.metrics)
 
 
 class CaseScorer:
@@ -100,8 +102,8 @@ class CaseScorer:
         errors: list[tuple[str, str]] = []
         clock = time.perf_counter
         now = clock()  # one clock read per metric: its end is the next one's start
-        for metric, name, duration, needs in plan.steps:
-            if needs and (missing := missing_field(case, needs)) is not None:
+        for metric, name, duration, check in plan.steps:
+            if check is not None and (missing := check(case)) is not None:
                 reason = _MISSING + missing
                 skipped.append((name, reason))
                 self._count_skip(name, reason)

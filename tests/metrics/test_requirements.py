@@ -6,11 +6,11 @@ from typing import Any, ClassVar
 
 import pytest
 
-from evald.case import Dimension, EvalCase, Message, Score, ToolCall
+from evald.case import Dimension, Document, EvalCase, Message, Score, ToolCall
 from evald.metrics.base import BaseMetric
 from evald.metrics.deterministic.contains import ContainsMetric
 from evald.metrics.registry import all_metric_classes, get_metric_class
-from evald.metrics.requirements import is_present, missing_field
+from evald.metrics.requirements import is_present, missing_field, requirement_check
 from evald.pipeline.bindings import MetricBinding, MetricFilter
 from evald.pipeline.scoring import CaseScorer
 from evald.telemetry import Telemetry
@@ -48,6 +48,38 @@ def test_missing_field_names_the_first_absent_one_and_alternatives_need_one() ->
     assert missing_field(case(), ("output", "expected")) == "output"
     assert missing_field(case(output_tokens=3), ("token_count|input_tokens|output_tokens",)) is None
     assert missing_field(case(), ("token_count|input_tokens|output_tokens",)) == "token_count"
+
+
+def _reference_missing(eval_case: EvalCase, needs: tuple[str, ...]) -> str | None:
+    """The rule written out plainly: the first spec none of whose names is present names its first one."""
+    for spec in needs:
+        names = spec.split("|")
+        if not any(is_present(eval_case, name) for name in names):
+            return names[0]
+    return None
+
+
+def test_the_prepared_check_agrees_with_the_rule_for_every_declared_need() -> None:
+    """``requirement_check`` (prepared once per plan, with plain fields tested inline) answers as the rule does."""
+    cases = [
+        case(), case(input=" \n", output="", expected="  ", context=(), latency_ms=0.0, token_count=0),
+        case(input="q", output="a", expected="Paris", context=(Document("d1"),), latency_ms=5.0, input_tokens=3,
+             messages=(Message("user", "hi"),), tool_calls=(ToolCall("f", {"x": 1}),), system_prompt="be brief",
+             metadata={"content_capture": "full"}),
+        case(output={"answer": 1}, expected=0, messages=(Message("user"),), tool_calls=(ToolCall("f", id="c"),),
+             metadata={"content_capture": "none"}),
+        case(metadata={"content_capture": "masked"}, output_tokens=7, cost_usd=0.0, expected_tools=()),
+    ]
+    declared = {cls.needs for cls in all_metric_classes()} | {
+        ("output",), ("unknown_field",), ("messages", "tool_arguments"), ("tool_calls|context", "input|output")}
+    assert len(declared) > 5
+    for needs in declared:
+        check = requirement_check(needs)
+        assert (check is None) == (not needs)
+        for eval_case in cases:
+            expected = _reference_missing(eval_case, needs)
+            assert missing_field(eval_case, needs) == expected, needs
+            assert (None if check is None else check(eval_case)) == expected, needs
 
 
 def test_every_built_in_metric_declares_fields_it_reads_and_one_dimension() -> None:
