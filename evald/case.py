@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
+from types import MappingProxyType
 from typing import Any, Final, Literal
 
 from evald.frozen import constructor, fast_init
@@ -170,4 +171,35 @@ new_message = constructor(Message)
 new_tool_call = constructor(ToolCall)
 new_document = constructor(Document)
 new_eval_case = constructor(EvalCase)
-new_score = constructor(Score)
+_construct_score = constructor(Score)
+#: ``Score``'s layout twin (the same slots): a usual score is built on it and given its class, as fast_init does
+_ScoreTwin: Final[type] = type("_ScoreTwin", (object,), {"__slots__": Score.__dict__["__slots__"]})
+_alloc: Final = object.__new__
+_FRESH: Final[Mapping[str, Any]] = MappingProxyType({})  # "no metadata given": a new dict, as the default_factory
+
+
+def new_score(
+    name: str,
+    value: float,
+    threshold: float,
+    reason: str | None = None,
+    metadata: Mapping[str, Any] = _FRESH,
+    dimension: Dimension = Dimension.CORRECTNESS,
+) -> Score:
+    """``Score(...)`` as a plain function (every metric builds its scores with it, several per case): a usual
+    score (a float value and a threshold within [0, 1]) gets ``passed`` here, without the ``__post_init__`` call
+    and its ``object.__setattr__``; any other goes through the class's own checks and clamping."""
+    if metadata is _FRESH:
+        metadata = {}
+    if type(value) is float and 0.0 <= value <= 1.0 and 0.0 <= threshold <= 1.0:
+        score: Any = _alloc(_ScoreTwin)
+        score.name = name
+        score.value = value
+        score.threshold = threshold
+        score.reason = reason
+        score.metadata = metadata
+        score.dimension = dimension
+        score.passed = value >= threshold
+        score.__class__ = Score
+        return score  # type: ignore[no-any-return]
+    return _construct_score(name, value, threshold, reason, metadata, dimension)

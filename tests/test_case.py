@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
+import pickle
 
 import pytest
 
-from evald.case import Dimension, Document, EvalCase, Message, Score, ToolCall
+from evald.case import Dimension, Document, EvalCase, Message, Score, ToolCall, new_score
 
 
 @pytest.mark.parametrize(("value", "threshold", "passed"), [(0.5, 0.5, True), (0.49, 0.5, False), (1, 1.0, True),
@@ -49,3 +51,27 @@ def test_score_and_case_serialise_to_json() -> None:
     data = json.loads(json.dumps(case.to_dict()))
     assert data["tool_calls"][0]["arguments"] == {"q": "x"} and data["context"][0]["id"] == "d1"
     assert data["scope"] == "trace" and data["expected"] is None
+
+
+@pytest.mark.parametrize(("value", "threshold"), [(0.5, 0.5), (0.49, 0.5), (1, 1.0), (0.0, 0.0), (1.0, 0), (True, 0.5),
+                                                  (1 + 1e-9, 1.0), (-1e-9, 0.0), (0.7, 1)])
+def test_new_score_builds_what_the_class_builds(value: float, threshold: float) -> None:
+    """``new_score`` (the metrics' constructor) sets ``passed`` itself for a usual score: the same record."""
+    built, called = new_score("m", value, threshold, "why", {"k": 1}, Dimension.SAFETY), \
+        Score("m", value, threshold, "why", {"k": 1}, Dimension.SAFETY)
+    assert type(built) is Score and built == called and built.passed is called.passed
+    assert type(built.value) is type(called.value) and dataclasses.astuple(built) == dataclasses.astuple(called)
+    assert new_score("m", value, threshold).metadata == {} and Score("m", value, threshold).metadata == {}
+    assert new_score("m", 0.5, 0.5).metadata is not new_score("m", 0.5, 0.5).metadata  # a dict per score
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.passed = not built.passed  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(built)) == built and copy.copy(built) == built
+
+
+@pytest.mark.parametrize(("value", "threshold"), [(float("nan"), 0.5), (1.01, 0.5), (-0.01, 0.5), (0.5, 1.5),
+                                                  (0.5, -0.1), (0.5, float("nan"))])
+def test_new_score_refuses_what_the_class_refuses(value: float, threshold: float) -> None:
+    with pytest.raises(ValueError, match="outside"):
+        new_score("m", value, threshold)
+    with pytest.raises(ValueError, match="outside"):
+        Score("m", value, threshold)
