@@ -26,6 +26,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import fields
 from operator import attrgetter
+from typing import Any
 
 from pydantic import Field
 
@@ -43,7 +44,7 @@ from evald.pipeline.conversations import ConversationTracker
 from evald.pipeline.goldens import ReferenceResolver
 from evald.pipeline.sampling import Sampler
 from evald.pipeline.scoring import CaseScorer, MetricPlan
-from evald.pipeline.workers import SHUTDOWN, ScoringStage, Work
+from evald.pipeline.workers import SHUTDOWN, ScoringStage, Work, new_work
 from evald.telemetry import LabelCache, RateLimitedLog, Telemetry
 from evald.windowed.stage import WindowedStage
 
@@ -64,7 +65,8 @@ _MAX_PLANS = 4096  # distinct (scope, service, model, provider) keys before the 
 def _case_facts(case: EvalCase, trace: AssembledTrace) -> dict[str, int]:
     """Facts exporters need that only the trace knows: the evaluated span's end time (a stable event time, so a
     re-delivered evaluation upserts with the same timestamp; the built-in mappers set it themselves, so the case is
-    copied only for other mappers and for re-evaluated traces) and the revision of a re-evaluated trace."""
+    copied only for other mappers and for re-evaluated traces) and the revision of a re-evaluated trace. Called only
+    when one of them applies (``on_trace`` checks first: this runs for few cases)."""
     facts: dict[str, int] = {}
     if case.span_id and SPAN_END_METADATA not in case.metadata:
         end = next((s.end_time_unix_nano for s in trace.spans if s.span_id == case.span_id), 0)
@@ -81,8 +83,10 @@ _BEFORE_META, _AFTER_META = attrgetter(*_FIELDS[:_META]), attrgetter(*_FIELDS[_M
 
 
 def _with_facts(case: EvalCase, facts: dict[str, int]) -> EvalCase:
-    """``replace(case, metadata={**case.metadata, **facts})`` at half the cost (this runs for every case): the
-    fields are read by two C-level getters and passed positionally, instead of replace()'s per-call field walk."""
+    """``replace(case, metadata={**case.metadata, **facts})`` at half the cost: the fields are read by two C-level
+    getters and passed positionally, instead of replace()'s per-call field walk (``case`` itself when no fact)."""
+    if not facts:
+        return case
     return EvalCase(*_BEFORE_META(case), {**case.metadata, **facts}, *_AFTER_META(case))  # type: ignore[call-arg]
 
 
@@ -118,6 +122,8 @@ class EvaluationPipeline:
         if self._windowed is not None:  # asynchronous group metrics export their scores when they exist
             self._windowed.judge.bind(self._stage.fan_out, config.metric_timeout)
         self._dropped = LabelCache(telemetry.cases_dropped)
+        self._ignored = LabelCache(telemetry.traces_ignored)
+        self._not_evaluable: dict[tuple[str, str, str], Any] = {}
         #: cases mapped (and counted in evald_cases_total) to which no metric applies
         self.no_metric = 0
         self._log = RateLimitedLog(logger)
@@ -140,10 +146,10 @@ class EvaluationPipeline:
         try:
             result = self._router.map(trace)
             if not result.cases and not result.not_evaluable:
-                self._tm.traces_ignored.labels("no_genai_spans").inc()
+                self._ignored.get("no_genai_spans").inc()
                 return
             for item in result.not_evaluable:
-                self._tm.not_evaluable.labels(item.reason, item.convention, item.scope).inc()
+                self._not_evaluable_counter(item.reason, item.convention, item.scope).inc()
                 self._log.log(
                     logging.INFO, f"ne:{item.convention}:{item.reason}",
                     "not evaluable (%s, %s, %s): trace %s %s", item.convention, item.scope, item.reason,
@@ -155,7 +161,10 @@ class EvaluationPipeline:
                     self._case_counters.get(case.scope).inc()
                     self._sampled_out_counters.get(case.scope).inc()
                 return
-            annotated = self._references.annotated_spans(trace)  # per trace, not per case
+            references = self._references
+            annotated = references.annotated_spans(trace)  # per trace, not per case
+            resolve = bool(annotated) or references.has_goldens  # else resolve() returns every case as it is
+            queue = self._queue
             cases = result.cases
             for case in cases:
                 self._case_counters.get(case.scope).inc()
@@ -166,10 +175,10 @@ class EvaluationPipeline:
                     self.no_metric += 1  # nothing to score, and not a conversation turn (only trace cases are)
                     settled += 1
                     continue
-                case = self._references.resolve(case, trace, annotated)
-                extra = _case_facts(case, trace)
-                if extra:
-                    case = _with_facts(case, extra)
+                if resolve:
+                    case = references.resolve(case, trace, annotated)
+                if trace.revision > 1 or (case.span_id and SPAN_END_METADATA not in case.metadata):
+                    case = _with_facts(case, _case_facts(case, trace))  # rarely: the built-in mappers set the end
                 if self._windowed is not None:
                     case = self._windowed.annotate(case, trace)
                 if self._conversations is not None:
@@ -179,20 +188,31 @@ class EvaluationPipeline:
                     settled += 1
                     continue
                 completion.hold()
-                if self._queue.full():  # wait for room (backpressure); else no coroutine per case
+                work = new_work(case, plan, completion)
+                try:
+                    queue.put_nowait(work)  # no coroutine per case while there is room
+                except asyncio.QueueFull:  # wait for room (backpressure)
                     try:
-                        await self._queue.put(Work(case, plan, completion))
+                        await queue.put(work)
                     except asyncio.CancelledError:
                         completion.release()
                         raise
-                else:
-                    self._queue.put_nowait(Work(case, plan, completion))
                 settled += 1
         except asyncio.CancelledError:  # the shutdown deadline cut the trace short: count what was not queued
             self._count_unqueued(cases[settled:], counted - settled)
             raise
         finally:
             completion.release()
+
+    def _not_evaluable_counter(self, reason: str, convention: str, scope: str) -> Any:
+        """The bound child of evald_cases_not_evaluable_total for these labels (``labels()`` is not free)."""
+        key = (reason, convention, scope)
+        child = self._not_evaluable.get(key)
+        if child is None:
+            if len(self._not_evaluable) >= _MAX_PLANS:  # low-cardinality labels; bounded all the same
+                self._not_evaluable.clear()
+            child = self._not_evaluable[key] = self._tm.not_evaluable.labels(reason, convention, scope)
+        return child
 
     def _count_unqueued(self, cases: Sequence[EvalCase], already_counted: int) -> None:
         """Cases of a trace or conversation batch that will never be queued: dropped (shutdown), or without metric.
@@ -237,7 +257,7 @@ class EvaluationPipeline:
                 self.no_metric += 1
                 continue
             try:
-                await self._queue.put(Work(case, plan, Completion([])))
+                await self._queue.put(new_work(case, plan, Completion([])))
             except asyncio.CancelledError:
                 self._count_unqueued(cases[i:], 1)
                 raise

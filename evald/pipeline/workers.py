@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from evald.assembly.completion import Completion
 from evald.case import EvalCase
 from evald.exporters.acks import export_ack
+from evald.frozen import constructor, fast_init
 from evald.interfaces import Exporter
 from evald.model import Delivery, ScoredCase
 from evald.pipeline.scoring import CaseScorer, MetricPlan, Remainder
@@ -50,11 +51,16 @@ SHUTDOWN = "shutdown"
 IN_FLIGHT = "shutdown_in_flight"
 
 
-@dataclass(slots=True)
+@fast_init
+@dataclass(frozen=True, slots=True)
 class Work:
     case: EvalCase
     plan: MetricPlan
     completion: Completion
+
+
+#: ``Work(...)`` as a plain function (evald.frozen.constructor): one is built per queued case
+new_work = constructor(Work)
 
 
 @dataclass(slots=True)

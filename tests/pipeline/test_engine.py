@@ -133,13 +133,19 @@ async def test_delivery_is_acknowledged_after_export() -> None:
 
 
 async def test_not_evaluable_and_ignored_traces_are_counted() -> None:
-    pipe, exporter, tm = make(MappingResult(not_evaluable=(NotEvaluable("no_output", "genai_semconv"),)), [])
+    items = (NotEvaluable("no_output", "genai_semconv"), NotEvaluable("no_input", "openinference", scope="llm_call"),
+             NotEvaluable("no_output", "genai_semconv"))
+    pipe, exporter, tm = make(MappingResult(not_evaluable=items), [])
     await pipe.on_trace(trace(), Completion([]))
+    await pipe.on_trace(trace(), Completion([]))  # the label sets' children are kept: counted on, not replaced
     assert sample(tm, "evald_cases_not_evaluable_total", reason="no_output", convention="genai_semconv",
-                  scope="trace") == 1
+                  scope="trace") == 4
+    assert sample(tm, "evald_cases_not_evaluable_total", reason="no_input", convention="openinference",
+                  scope="llm_call") == 2
     pipe2, _, tm2 = make(MappingResult(), [])
     await pipe2.on_trace(trace(), Completion([]))
-    assert sample(tm2, "evald_traces_ignored_total", reason="no_genai_spans") == 1
+    await pipe2.on_trace(trace(), Completion([]))
+    assert sample(tm2, "evald_traces_ignored_total", reason="no_genai_spans") == 2
 
 
 async def test_sampling_is_deterministic_per_trace() -> None:
