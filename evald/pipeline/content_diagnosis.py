@@ -39,17 +39,36 @@ class ContentDiagnosis:
         self._log = RateLimitedLog(logger, interval)
 
     def observe_all(self, cases: Iterable[EvalCase]) -> None:
+        """Count ``cases`` (one trace's, usually of one service and status): consecutive cases of one label set are
+        counted with one increment."""
+        pending: Any = None
+        run = 0
         for case in cases:
             try:
-                self.observe(case)
+                child = self._classify(case)
             except Exception:  # diagnosis must never cost a case
                 logger.debug("content diagnosis failed", exc_info=True)
+                continue
+            if child is pending:
+                run += 1
+                continue
+            if pending is not None:
+                pending.inc(run)
+            pending, run = child, 1
+        if pending is not None:
+            pending.inc(run)
 
     def observe(self, case: EvalCase) -> None:
+        child = self._classify(case)
+        if child is not None:
+            child.inc()
+
+    def _classify(self, case: EvalCase) -> Any:
+        """The counter child of ``case``'s label set (None: no status to count); warns for it (rate-limited)."""
         meta = case.metadata
         status = meta.get(CONTENT_CAPTURE)
         if not isinstance(status, str):
-            return
+            return None
         instrumentation = meta.get(INSTRUMENTATION)
         instrumentation = instrumentation if isinstance(instrumentation, str) else OTHER.id
         service = case.service_name or "unknown"
@@ -57,9 +76,9 @@ class ContentDiagnosis:
         child = self._children.get(key)
         if child is None:
             child = self._child(service, instrumentation, status)
-        child.inc()
         if status in _WARNED:
             self._warn(service, instrumentation, status, meta.get(MASK_MARKER))
+        return child
 
     def _child(self, service: str, instrumentation: str, status: str) -> Any:
         pair = (service, instrumentation)
