@@ -167,6 +167,26 @@ class LabelCache:
         return child
 
 
+class LabelSetCache:
+    """``LabelCache`` for a metric with several labels: children keyed by the tuple of label values; at most
+    ``limit`` of them are kept (the cache starts over past it: label values are low-cardinality by design)."""
+
+    __slots__ = ("_metric", "_children", "_limit")
+
+    def __init__(self, metric: Any, limit: int = 4096) -> None:
+        self._metric = metric
+        self._children: dict[tuple[str, ...], Any] = {}
+        self._limit = limit
+
+    def get(self, *values: str) -> Any:
+        child = self._children.get(values)
+        if child is None:
+            if len(self._children) >= self._limit:
+                self._children.clear()
+            child = self._children[values] = self._metric.labels(*values)
+        return child
+
+
 class RateLimitedLog:
     """Logs a given message key at most once per ``interval`` seconds and counts what it suppressed."""
 

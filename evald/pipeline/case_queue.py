@@ -25,6 +25,7 @@ from prometheus_client.registry import Collector
 from evald.loop_histogram import LoopHistogramChild
 
 T = TypeVar("T")
+_clock = time.perf_counter
 
 
 class WaitHistogram(Collector):
@@ -59,9 +60,9 @@ class CaseQueue(asyncio.Queue[T]):
         self._observe = observe
 
     def _put(self, item: T) -> None:
-        self._stamps.append(time.perf_counter())
+        self._stamps.append(_clock())
         super()._put(item)
 
     def _get(self) -> T:
-        self._observe(time.perf_counter() - self._stamps.popleft())
+        self._observe(_clock() - self._stamps.popleft())
         return super()._get()

@@ -26,7 +26,6 @@ import logging
 from collections.abc import Sequence
 from dataclasses import fields
 from operator import attrgetter
-from typing import Any
 
 from pydantic import Field
 
@@ -45,7 +44,7 @@ from evald.pipeline.goldens import ReferenceResolver
 from evald.pipeline.sampling import Sampler
 from evald.pipeline.scoring import CaseScorer, MetricPlan
 from evald.pipeline.workers import SHUTDOWN, ScoringStage, Work, new_work
-from evald.telemetry import LabelCache, RateLimitedLog, Telemetry
+from evald.telemetry import LabelCache, LabelSetCache, RateLimitedLog, Telemetry
 from evald.windowed.stage import WindowedStage
 
 logger = logging.getLogger(__name__)
@@ -123,7 +122,7 @@ class EvaluationPipeline:
             self._windowed.judge.bind(self._stage.fan_out, config.metric_timeout)
         self._dropped = LabelCache(telemetry.cases_dropped)
         self._ignored = LabelCache(telemetry.traces_ignored)
-        self._not_evaluable: dict[tuple[str, str, str], Any] = {}
+        self._not_evaluable = LabelSetCache(telemetry.not_evaluable)
         #: cases mapped (and counted in evald_cases_total) to which no metric applies
         self.no_metric = 0
         self._log = RateLimitedLog(logger)
@@ -149,7 +148,7 @@ class EvaluationPipeline:
                 self._ignored.get("no_genai_spans").inc()
                 return
             for item in result.not_evaluable:
-                self._not_evaluable_counter(item.reason, item.convention, item.scope).inc()
+                self._not_evaluable.get(item.reason, item.convention, item.scope).inc()
                 self._log.log(
                     logging.INFO, f"ne:{item.convention}:{item.reason}",
                     "not evaluable (%s, %s, %s): trace %s %s", item.convention, item.scope, item.reason,
@@ -203,16 +202,6 @@ class EvaluationPipeline:
             raise
         finally:
             completion.release()
-
-    def _not_evaluable_counter(self, reason: str, convention: str, scope: str) -> Any:
-        """The bound child of evald_cases_not_evaluable_total for these labels (``labels()`` is not free)."""
-        key = (reason, convention, scope)
-        child = self._not_evaluable.get(key)
-        if child is None:
-            if len(self._not_evaluable) >= _MAX_PLANS:  # low-cardinality labels; bounded all the same
-                self._not_evaluable.clear()
-            child = self._not_evaluable[key] = self._tm.not_evaluable.labels(reason, convention, scope)
-        return child
 
     def _count_unqueued(self, cases: Sequence[EvalCase], already_counted: int) -> None:
         """Cases of a trace or conversation batch that will never be queued: dropped (shutdown), or without metric.

@@ -100,13 +100,13 @@ class CaseScorer:
         scores: list[Score] = []
         skipped: list[tuple[str, str]] = []
         errors: list[tuple[str, str]] = []
+        skips = self._skips
         clock = time.perf_counter
         now = clock()  # one clock read per metric: its end is the next one's start
         for metric, name, duration, check in plan.steps:
             if check is not None and (missing := check(case)) is not None:
-                reason = _MISSING + missing
-                skipped.append((name, reason))
-                self._count_skip(name, reason)
+                skipped.append(key := (name, _MISSING + missing))  # the reason and its counter's key
+                (skips.get(key) or self._skip_child(key)).inc()
                 continue
             started = now
             try:
@@ -124,13 +124,14 @@ class CaseScorer:
             now = clock()
             duration.observe(now - started)
             if result is None:
-                skipped.append((name, _NOT_APPLICABLE))
-                self._count_skip(name, _NOT_APPLICABLE)
+                skipped.append(key := (name, _NOT_APPLICABLE))
+                (skips.get(key) or self._skip_child(key)).inc()
             elif isinstance(result, Score):
                 scores.append(result)
             else:
                 errors.append((name, self._checked(metric, result)[1] or ""))
-        return new_scored_case(case, tuple(scores), tuple(skipped), tuple(errors), plan.dimensions)
+        return new_scored_case(case, tuple(scores), tuple(skipped) if skipped else (),
+                               tuple(errors) if errors else (), plan.dimensions)
 
     async def score(self, case: EvalCase, bindings: Sequence[MetricBinding] | MetricPlan) -> ScoredCase:
         plan = bindings if isinstance(bindings, MetricPlan) else self.plan(bindings)
@@ -279,10 +280,13 @@ class CaseScorer:
         return None, f"returned {type(result).__name__}, not Score or None"
 
     def _count_skip(self, name: str, reason: str) -> None:
-        child = self._skips.get((name, reason))
-        if child is None:
-            child = self._skips[(name, reason)] = self._tm.metric_skips.labels(name, reason)
-        child.inc()
+        key = (name, reason)
+        (self._skips.get(key) or self._skip_child(key)).inc()
+
+    def _skip_child(self, key: tuple[str, str]) -> Any:
+        """The bound child of evald_metric_skips_total for (metric, reason), made once."""
+        child = self._skips[key] = self._tm.metric_skips.labels(*key)
+        return child
 
     def _observe(self, name: str, started: float) -> None:
         self._durations.get(name).observe(time.perf_counter() - started)

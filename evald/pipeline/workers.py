@@ -170,7 +170,8 @@ class ScoringStage:
                     await self.fan_out(ready)
                 finally:
                     export_ack.reset(token)
-            self._count_scored([w for w in acked if not w.plan.has_async])
+            # without judged cases every acknowledged case is scored whole (the usual batch: no filtering)
+            self._count_scored([w for w in acked if not w.plan.has_async] if judged else acked)
         finally:
             ack.seal()
         owned[:] = [work for work, _ in judged]
@@ -186,7 +187,8 @@ class ScoringStage:
             return
         per_scope: dict[str, int] = {}  # counted once per batch (a counter increment takes a lock)
         for work in works:
-            per_scope[work.case.scope] = per_scope.get(work.case.scope, 0) + 1
+            scope = work.case.scope
+            per_scope[scope] = per_scope.get(scope, 0) + 1
         for scope, n in per_scope.items():
             self._scored.get(scope).inc(n)
 
