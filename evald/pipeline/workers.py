@@ -187,7 +187,7 @@ class ScoringStage:
             return
         per_scope: dict[str, int] = {}  # counted once per batch (a counter increment takes a lock)
         for work in works:
-            scope = work.case.scope
+            scope: str = work.case.scope
             per_scope[scope] = per_scope.get(scope, 0) + 1
         for scope, n in per_scope.items():
             self._scored.get(scope).inc(n)
