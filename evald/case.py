@@ -156,7 +156,7 @@ def _jsonable(value: Any) -> Any:
         return value.value
     if isinstance(value, Mapping):
         return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     if isinstance(value, bytes):
         return value.hex()

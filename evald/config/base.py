@@ -18,7 +18,7 @@ def parse_duration(value: Any) -> float:
     """Parse ``"250ms"``, ``"5s"``, ``"2m"``, ``"1h"`` or a number of seconds into seconds."""
     if isinstance(value, bool):
         raise ValueError("a duration must be a number of seconds or a string like '5s', '250ms', '2m'")
-    if isinstance(value, int | float):
+    if isinstance(value, (int, float)):
         seconds = float(value)
     elif isinstance(value, str) and (m := _DURATION_RE.match(value)):
         seconds = float(m.group(1)) * _UNIT_SECONDS[m.group(2)]

@@ -103,7 +103,7 @@ def _value(value: Any) -> str:
         return "<span class=note>-</span>"
     if isinstance(value, str):
         return f"<pre>{escape(value)}</pre>"
-    if isinstance(value, bool | int | float):
+    if isinstance(value, (bool, int, float)):
         return escape(str(value))
     return f"<pre>{escape(json.dumps(value, indent=1, ensure_ascii=False, default=str))}</pre>"
 

@@ -166,7 +166,7 @@ def _redact(value: Any, session: RedactionSession | None) -> Any:
         return session.redact(value)
     if isinstance(value, Mapping):
         return {k: _redact(v, session) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return [_redact(v, session) for v in value]
     return value
 

@@ -52,7 +52,7 @@ def set_value(target: AnyValue, value: Any) -> None:
         target.double_value = value
     elif isinstance(value, bytes):
         target.bytes_value = value
-    elif isinstance(value, list | tuple):
+    elif isinstance(value, (list, tuple)):
         array = target.array_value
         array.SetInParent()
         for item in value:

@@ -54,7 +54,7 @@ def worst_case_tokens(prompt: str) -> int:
 def _problem(value: object, worst: int) -> str | None:
     if value is MISSING or value is None:
         return "missing"
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return "non_numeric"
     if isinstance(value, float) and not math.isfinite(value):
         return "non_finite"
@@ -71,7 +71,7 @@ def charge_for(reported_input: object, reported_output: object, worst_input: int
     for value, bound in ((reported_input, worst_input), (reported_output, worst_output)):
         if (problem := _problem(value, bound)) is not None:
             return Charge(worst_input, worst_output, problem)
-    assert isinstance(reported_input, int | float) and isinstance(reported_output, int | float)
+    assert isinstance(reported_input, (int, float)) and isinstance(reported_output, (int, float))
     input_tokens, output_tokens = math.ceil(reported_input), math.ceil(reported_output)
     above = input_tokens > worst_input or output_tokens > worst_output
     return Charge(input_tokens, output_tokens, "above_worst_case" if above else None)

@@ -50,7 +50,7 @@ def render_table(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def _cell(value: Any) -> str:
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return ",".join(str(v) for v in value) or "-"
     return "" if value is None else str(value)
 

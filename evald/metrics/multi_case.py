@@ -46,7 +46,7 @@ def golden_outcome(case: EvalCase) -> bool | None:
     """Whether the output matches the expected answer (normalised text; a list of answers: any); None without one."""
     if case.expected is None or case.output is None:
         return None
-    answers = case.expected if isinstance(case.expected, list | tuple) else [case.expected]
+    answers = case.expected if isinstance(case.expected, (list, tuple)) else [case.expected]
     output = _norm(as_text(case.output))
     return any(_norm(as_text(a)) == output for a in answers if a is not None)
 
@@ -179,4 +179,4 @@ class CompositeMetric(BaseMetric):
 
 
 def is_multi_case(metric: BaseMetric) -> bool:
-    return isinstance(metric, GroupMetric | WindowMetric | CompositeMetric)
+    return isinstance(metric, (GroupMetric, WindowMetric, CompositeMetric))

@@ -90,7 +90,7 @@ class Condition(ComponentConfig):
 
 
 def _as_list(value: object) -> object:
-    return [value] if isinstance(value, dict | Condition) else value
+    return [value] if isinstance(value, (dict, Condition)) else value
 
 
 #: ``when:`` as written: one condition (a mapping) or a list of them (all must hold); validated as a list.

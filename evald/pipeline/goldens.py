@@ -180,5 +180,5 @@ def _names_of(value: Any) -> tuple[str, ...] | None:
         parsed = [part.strip() for part in parsed.split(",")]
     if not isinstance(parsed, Sequence) or isinstance(parsed, str):
         return None
-    names = tuple(str(v) for v in parsed if isinstance(v, str | int) and str(v).strip())
+    names = tuple(str(v) for v in parsed if isinstance(v, (str, int)) and str(v).strip())
     return names or None

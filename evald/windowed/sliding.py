@@ -51,7 +51,7 @@ def confidence_of(case: EvalCase, scores: Mapping[str, Score], options: WindowOp
             raw = float(raw)
         except ValueError:
             return None
-    if not isinstance(raw, int | float) or isinstance(raw, bool) or not math.isfinite(raw) or not 0 <= raw <= 1:
+    if not isinstance(raw, (int, float)) or isinstance(raw, bool) or not math.isfinite(raw) or not 0 <= raw <= 1:
         return None
     return float(raw)
 

@@ -43,7 +43,7 @@ class Enforcement(ComponentConfig):
 def check_schemas(schemas: Mapping[str, Any]) -> None:
     """Raise ``ValueError`` naming the tool whose schema is not usable."""
     for tool, schema in schemas.items():
-        if not isinstance(schema, Mapping | bool):
+        if not isinstance(schema, (Mapping, bool)):
             raise ValueError(f"schemas.{tool}: a JSON Schema must be an object or a boolean")
         if tool == DEFS:
             continue

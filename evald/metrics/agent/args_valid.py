@@ -31,9 +31,9 @@ from evald.metrics.deterministic.json_values import json_equal
 _TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
     "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer()),
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
     "boolean": lambda v: isinstance(v, bool),
-    "array": lambda v: isinstance(v, list | tuple),
+    "array": lambda v: isinstance(v, (list, tuple)),
     "object": lambda v: isinstance(v, Mapping),
 }
 

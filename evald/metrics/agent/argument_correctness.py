@@ -93,7 +93,7 @@ def _call_value(want: Mapping[str, Any], actual: Mapping[str, Any], mode: str) -
 
 
 def _expected_calls(expected: Any) -> list[tuple[str, dict[str, Any]]]:
-    if not isinstance(expected, list | tuple):
+    if not isinstance(expected, (list, tuple)):
         return []
     out = []
     for item in expected:

@@ -134,7 +134,7 @@ def maximum_matching(edges: list[list[int]]) -> dict[int, int]:
 
 def _expected_calls(expected: Any) -> list[tuple[str, dict[str, Any]]] | None:
     """``expected`` as ``(name, arguments)`` pairs when it is a list of call dicts or ToolCalls, else None."""
-    if not isinstance(expected, list | tuple):
+    if not isinstance(expected, (list, tuple)):
         return None
     out = []
     for item in expected:

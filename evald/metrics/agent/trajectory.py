@@ -68,7 +68,7 @@ def clip(value: Any, limit: int = _MAX_VALUE_CHARS) -> Any:
     """A trace value kept small: a long string, or a container whose JSON is long, becomes a shortened text."""
     if isinstance(value, str):
         return value if len(value) <= limit else value[:limit] + "…"
-    if isinstance(value, Mapping | list | tuple):
+    if isinstance(value, (Mapping, list, tuple)):
         text = json.dumps(value, ensure_ascii=False, default=str)
         return value if len(text) <= limit else text[:limit] + "…"
     return value
@@ -234,7 +234,7 @@ class ArgsPolicy(ComponentConfig):
     def _assay_tool_filter(cls, data: Any) -> Any:
         tools = data.get("tools") if isinstance(data, Mapping) else None
         if (isinstance(tools, Mapping) and tools and set(tools) <= {"allow", "deny"}
-                and all(isinstance(v, list | str) for v in tools.values())):
+                and all(isinstance(v, (list, str)) for v in tools.values())):
             return {**{k: v for k, v in data.items() if k != "tools"}, "tool_filter": tools}
         return data
 

@@ -41,7 +41,7 @@ class TurnEfficiencyMetric(BaseMetric):
         expected = cast(TurnEfficiencyOptions, self.options).expected_turns
         if expected is None:
             raw = eval_case.metadata.get("expected_turns")
-            if not isinstance(raw, int | float) or isinstance(raw, bool) or raw <= 0:
+            if not isinstance(raw, (int, float)) or isinstance(raw, bool) or raw <= 0:
                 return None
             expected = float(raw)
         actual = len(eval_case.messages)

@@ -76,6 +76,6 @@ def _expected_values(expected: Any) -> list[str]:
     """``expected`` as a list of non-empty strings; empty when it is missing or not text."""
     if isinstance(expected, str):
         return [expected] if expected else []
-    if isinstance(expected, list | tuple) and all(isinstance(v, str) for v in expected):
+    if isinstance(expected, (list, tuple)) and all(isinstance(v, str) for v in expected):
         return [v for v in expected if v]
     return []

@@ -73,10 +73,10 @@ def _not_a_json_start(text: str) -> int | None:
 def _type_name(value: Any) -> str:
     if isinstance(value, Mapping):
         return "an object"
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return "an array"
     if isinstance(value, str):
         return "a string"
     if isinstance(value, bool) or value is None:
         return "a literal"
-    return "a number" if isinstance(value, int | float) else "a value"
+    return "a number" if isinstance(value, (int, float)) else "a value"

@@ -40,7 +40,7 @@ def same_json(a: Any, b: Any) -> bool:
     """Equality of two JSON scalars or empty containers: a bool only equals a bool; ``1 == 1.0``."""
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
-    if isinstance(a, dict | list) or isinstance(b, dict | list):
+    if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
         return type(a) is type(b) and a == b
     return bool(a == b)
 
@@ -49,11 +49,11 @@ def json_equal(left: Any, right: Any) -> bool:
     """Equality of JSON values: ``1 == 1.0``, but ``True`` is not ``1``; lists and tuples compare alike."""
     if isinstance(left, bool) or isinstance(right, bool):
         return isinstance(left, bool) and isinstance(right, bool) and left == right
-    if isinstance(left, int | float) and isinstance(right, int | float):
+    if isinstance(left, (int, float)) and isinstance(right, (int, float)):
         return left == right
     if isinstance(left, Mapping) and isinstance(right, Mapping):
         return set(left) == set(right) and all(json_equal(left[k], right[k]) for k in left)
-    if isinstance(left, list | tuple) and isinstance(right, list | tuple):
+    if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
         return len(left) == len(right) and all(json_equal(a, b) for a, b in zip(left, right, strict=True))
     return type(left) is type(right) and bool(left == right)
 

@@ -96,7 +96,7 @@ def as_items(value: Any) -> list[str]:
         if isinstance(parsed, list):
             return [_item_text(v) for v in parsed]
         return _split_text(value)
-    if isinstance(value, list | tuple | set | frozenset):
+    if isinstance(value, (list, tuple, set, frozenset)):
         return [_item_text(v) for v in value]
     return [_item_text(value)]
 

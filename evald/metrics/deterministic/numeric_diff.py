@@ -100,7 +100,7 @@ def _as_number(value: Any) -> float | None:
     """A finite number from a number or a string that is exactly a number; ``None`` otherwise."""
     if isinstance(value, bool) or value is None:
         return None
-    if isinstance(value, int | float):
+    if isinstance(value, (int, float)):
         number = float(value)
     elif isinstance(value, str):
         text = value.strip()

@@ -120,7 +120,7 @@ class WebhookMetric(BaseMetric):
         value = payload["score"]
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, int | float) or not (
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
             math.isfinite(value) and 0.0 <= value <= 1.0
         ):
             raise MetricUnavailable(f"{where} answered score {short_detail(repr(value), 40)}, not a number in [0, 1]")

@@ -80,7 +80,7 @@ class MCPTraceCompletenessMetric(BaseMetric):
         if configured is not None:
             return [(op.name, op.arguments) for op in configured]
         exp = eval_case.expected
-        if isinstance(exp, list | tuple) and exp and all(isinstance(e, dict) and isinstance(e.get("name"), str)
+        if isinstance(exp, (list, tuple)) and exp and all(isinstance(e, dict) and isinstance(e.get("name"), str)
                                                          for e in exp):
             out: list[tuple[str, dict[str, Any] | None]] = []
             for item in exp:

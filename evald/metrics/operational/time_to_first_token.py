@@ -45,7 +45,7 @@ class TimeToFirstTokenMetric(BaseMetric):
     def measure(self, eval_case: EvalCase) -> Score | None:
         opts = cast(TimeToFirstTokenOptions, self.options)
         ttft = eval_case.metadata.get(TTFT_KEY)
-        if isinstance(ttft, bool) or not isinstance(ttft, int | float) or not math.isfinite(ttft):
+        if isinstance(ttft, bool) or not isinstance(ttft, (int, float)) or not math.isfinite(ttft):
             return None
         value = budget_value(float(ttft), opts.max_ms, opts.target_ms, opts.mode)
         relation = "within" if ttft <= opts.max_ms else "over"

@@ -58,10 +58,10 @@ class TurnLatencyMetric(BaseMetric):
 def turn_values(eval_case: EvalCase, key: str, own: float | None) -> list[float]:
     """The finite, non-negative per-turn values: ``metadata[key]`` for a conversation, else the case's own."""
     raw = eval_case.metadata.get(key) if eval_case.scope == "conversation" else [own]
-    if not isinstance(raw, list | tuple):
+    if not isinstance(raw, (list, tuple)):
         return []
     out = []
     for value in raw:
-        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
             out.append(float(value))
     return out

@@ -56,6 +56,6 @@ def _resource(run: Run, key: str) -> float | None:
     value = getattr(case, key, None) if key in case.__slots__ else case.metadata.get(key)
     if value is None and key == "token_count" and case.input_tokens is not None and case.output_tokens is not None:
         value = case.input_tokens + case.output_tokens
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         return float(value)
     return None

@@ -57,6 +57,6 @@ def _expected_answers(expected: Any) -> list[str]:
         expected = expected.get(ANSWER_KEY)
     if isinstance(expected, str):
         return [expected]
-    if isinstance(expected, list | tuple):
+    if isinstance(expected, (list, tuple)):
         return [v for v in expected if isinstance(v, str)]
     return []

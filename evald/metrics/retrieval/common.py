@@ -208,10 +208,10 @@ def _as_id(value: Any) -> str | None:
 def _parse_ids(raw: Any) -> list[str] | None:
     if raw is None:
         return None
-    if isinstance(raw, str | int) and not isinstance(raw, bool):
+    if isinstance(raw, (str, int)) and not isinstance(raw, bool):
         single = _as_id(raw)
         return [single] if single is not None else None
-    if isinstance(raw, list | tuple | set | frozenset):
+    if isinstance(raw, (list, tuple, set, frozenset)):
         ids = [_as_id(v) for v in raw]
         return None if any(i is None for i in ids) else [i for i in ids if i is not None]
     return None
@@ -223,7 +223,7 @@ def _parse_grades(raw: Any) -> dict[str, float] | None:
     grades: dict[str, float] = {}
     for key, grade in raw.items():
         doc_id = _as_id(key)
-        if doc_id is None or isinstance(grade, bool) or not isinstance(grade, int | float) or not math.isfinite(grade):
+        if doc_id is None or isinstance(grade, bool) or not isinstance(grade, (int, float)) or not math.isfinite(grade):
             return None
         grades[doc_id] = max(0.0, float(grade))
     return grades

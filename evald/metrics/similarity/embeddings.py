@@ -258,7 +258,7 @@ def _checked_matrix(vectors: object, expected_rows: int, provider: EmbeddingProv
     if not isinstance(vectors, list) or len(vectors) != expected_rows:
         got = len(vectors) if isinstance(vectors, list) else type(vectors).__name__
         raise MetricUnavailable(f"{label}: returned {got} embeddings for {expected_rows} texts")
-    sizes = {len(v) if isinstance(v, list | tuple) else -1 for v in vectors}
+    sizes = {len(v) if isinstance(v, (list, tuple)) else -1 for v in vectors}
     if len(sizes) != 1 or sizes.pop() < 1:
         raise MetricUnavailable(f"{label}: returned embeddings that are not vectors of one size")
     try:

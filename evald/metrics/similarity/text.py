@@ -15,7 +15,7 @@ def references(expected: Any) -> list[str]:
     """The reference texts in ``expected``: a list or tuple holds several, anything else is one; ``None``: none."""
     if expected is None:
         return []
-    if isinstance(expected, list | tuple):
+    if isinstance(expected, (list, tuple)):
         return [as_text(item) for item in expected if item is not None]
     return [as_text(expected)]
 

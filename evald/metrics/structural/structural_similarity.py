@@ -75,10 +75,10 @@ class StructuralSimilarityMetric(BaseMetric):
     def measure(self, eval_case: EvalCase) -> Score | None:
         opts = cast(StructuralSimilarityOptions, self.options)
         expected = _parse(eval_case.expected, opts.format)
-        if not isinstance(expected, dict | list):
+        if not isinstance(expected, (dict, list)):
             return None
         actual = _parse(eval_case.output, opts.format)
-        if not isinstance(actual, dict | list):
+        if not isinstance(actual, (dict, list)):
             return self.score(0.0, f"output does not parse as {opts.format} structure", level=opts.level)
         structural = opts.level != "raw"
         if self._validator is not None:
