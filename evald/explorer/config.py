@@ -8,6 +8,7 @@ Config keys::
       max_items: 2000            # evaluations and not-evaluable traces kept in memory, at most
       max_mib: 16                # and at most this many MiB (estimated size of the kept records)
       failing_share: 0.5         # share of both bounds failing evaluations keep before they are evicted
+      max_rate: 100              # new records kept per second and ring (failing / other); beyond, a sample
       show_content: false        # false: content redacted as for judges; true: raw content (a privacy decision)
       trace_url_template: null   # e.g. "https://tempo.example/trace/{trace_id}"; {trace_id} and {span_id}
       auth: null                 # {bearer_tokens, token_files, api_key_header}; null: the OTLP receivers' auth
@@ -37,6 +38,11 @@ class ExplorerConfig(ComponentConfig):
     failing_share: float = Field(
         0.5, gt=0, lt=1,
         description="Share of `max_items` and `max_mib` failing evaluations keep; passing ones are evicted first.",
+    )
+    max_rate: float | None = Field(
+        100.0, gt=0, description="New records kept per second into each ring (failing, other); at a higher rate a "
+        "sample at this rate (counted as evicted `sampled`), so the rings span seconds, not a fraction of one, and "
+        "cost little CPU. `null`: keep every record.",
     )
     show_content: bool = Field(
         False, description="Show raw case content; false: redacted as for judges (a privacy decision; "

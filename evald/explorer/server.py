@@ -45,7 +45,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 class Explorer:
     def __init__(self, config: ExplorerConfig, telemetry: Telemetry, auth: ReceiverAuthConfig | None = None) -> None:
         self.config = config
-        self.store = EvaluationStore(config.max_items, int(config.max_mib * 1024 * 1024), config.failing_share)
+        self.store = EvaluationStore(config.max_items, int(config.max_mib * 1024 * 1024), config.failing_share,
+                                     config.max_rate)
         self.redaction = Redaction(None if config.show_content else Redactor(config.redaction))
         auth = config.auth or auth
         self.auth = Authenticator(auth, telemetry, receiver="explorer", transport="http") if auth else None

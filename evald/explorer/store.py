@@ -9,6 +9,12 @@ Evictions are counted by ring and bound (``evicted``); an entry larger than ``ma
 (``evicted[(ring, "too_large")]``). Sizes are estimates: fixed overheads per entry, case, score and object, and the
 case's values by the assembly window's estimator (``value_bytes``, evald/assembly/sizing.py).
 
+Admission: at more than ``max_rate`` new records per second into a ring, the ring keeps a sample at that rate
+(a token bucket per ring, a second's worth of burst; counted as ``evicted[(ring, "sampled")]``): at 10,000
+evaluations per second the rings would turn over in a fraction of a second, so sizing and keeping every record
+bought nothing but CPU (13% of evald's online on the full mix of conventions), while a sample keeps
+``max_items`` spread over seconds. The judged part of a case already kept is always merged.
+
 The pipeline exports a case's fast scores and its judged scores in two batches (``split_judged``): a record for
 a case already kept (same trace id, span id and scope) is merged into it (scores by name) and moves to the newest
 position; the case is sized once (the judged record carries the same case object), only the scores anew. Entries
@@ -136,8 +142,11 @@ def _unique(pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
 
 
 class EvaluationStore:
-    def __init__(self, max_items: int, max_bytes: int, failing_share: float) -> None:
+    def __init__(self, max_items: int, max_bytes: int, failing_share: float, max_rate: float | None = None) -> None:
         self.max_items = max_items
+        self.max_rate = max_rate
+        self._tokens: dict[Ring, float] = {"failing": max_rate or 0.0, "other": max_rate or 0.0}
+        self._refilled: dict[Ring, float] = {"failing": 0.0, "other": 0.0}
         self.max_bytes = max_bytes
         self.failing_share = failing_share
         self._rings: dict[Ring, OrderedDict[int, Entry]] = {"failing": OrderedDict(), "other": OrderedDict()}
@@ -160,24 +169,45 @@ class EvaluationStore:
         previous = self._by_key.get(key)
         entry_id = self._next_id
         case_size = -1
-        if previous is not None and previous.scored is not None:
+        now = time.time() if now is None else now
+        if previous is None or previous.scored is None:  # a new record (a sampled-out case's judged part too)
+            failing = any(not score.passed for score in scored.scores)
+            if not self._admit("failing" if failing else "other", now):
+                return None
+        else:
             self._remove(previous)
             if previous.scored.case is case:  # the judged part of a split case: its case was sized already
                 case_size = previous.case_size
             scored = _merge(previous.scored, scored)
             entry_id = previous.id
-        entry = Entry(entry_id, time.time() if now is None else now, case.trace_id, case.span_id, case.scope,
-                      case.service_name, case.model, scored=scored, outcomes=outcomes_of(scored))
+        entry = Entry(entry_id, now, case.trace_id, case.span_id, case.scope, case.service_name, case.model,
+                      scored=scored, outcomes=outcomes_of(scored))
         entry.case_size = case_bytes(case) if case_size < 0 else case_size
         entry.size = _ENTRY_OVERHEAD + entry.case_size + results_bytes(scored)
         return self._insert(entry)
 
     def add_not_evaluable(self, trace_id: str, item: NotEvaluable, service: str | None,
                           now: float | None = None) -> Entry | None:
+        if not self._admit("other", time.time() if now is None else now):
+            return None
         entry = Entry(self._next_id, time.time() if now is None else now, trace_id, item.span_id, item.scope,
                       service, None, not_evaluable=item, outcomes={})
         entry.size = _ENTRY_OVERHEAD + not_evaluable_bytes(item)
         return self._insert(entry)
+
+    def _admit(self, ring: Ring, now: float) -> bool:
+        """Whether a new record may enter ``ring`` under ``max_rate`` (a token bucket, one second of burst)."""
+        rate = self.max_rate
+        if rate is None:
+            return True
+        tokens = min(rate, self._tokens[ring] + (now - self._refilled[ring]) * rate)
+        self._refilled[ring] = now
+        if tokens < 1.0:
+            self._tokens[ring] = tokens
+            self.evicted[(ring, "sampled")] += 1
+            return False
+        self._tokens[ring] = tokens - 1.0
+        return True
 
     def get(self, entry_id: int) -> Entry | None:
         return self._rings["failing"].get(entry_id) or self._rings["other"].get(entry_id)

@@ -124,3 +124,24 @@ def test_the_byte_bound_holds_when_judged_parts_grow_their_entries() -> None:
         store.add_scored(ScoredCase(case.case, (Score("faithfulness", 0.9, 0.8, reason="r" * one),)))
     assert store.bytes <= store.max_bytes and store.bytes == sum(e.size for e in store.entries())
     assert store.evicted[("other", "bytes")] == 5 - len(store) > 0
+
+
+def test_above_max_rate_each_ring_keeps_a_sample_at_that_rate() -> None:
+    """10 new records per second per ring (a second's burst): 50 failing and 50 passing cases within one second
+    keep 10 of each (the burst), the rest counted as sampled; over the next second 10 more fit; a judged part
+    always merges."""
+    store = EvaluationStore(max_items=1000, max_bytes=10**9, failing_share=0.5, max_rate=10)
+    kept = {"pass": 0, "fail": 0}
+    for i in range(100):
+        outcome = "fail" if i % 2 else "pass"
+        if store.add_scored(scored(i, passed=outcome == "pass"), now=1000.0) is not None:
+            kept[outcome] += 1
+    assert kept == {"pass": 10, "fail": 10}
+    assert store.evicted[("failing", "sampled")] == 40 and store.evicted[("other", "sampled")] == 40
+    assert store.add_scored(scored(500, passed=True), now=1001.0) is not None  # refilled: ~10 tokens
+    first = next(e for e in store.entries() if e.scored is not None and e.trace_id == f"{0:032x}")
+    judged = ScoredCase(first.scored.case, (Score("judge", 0.9, 0.5),))  # type: ignore[union-attr]
+    assert store.add_scored(judged, now=1001.0) is not None  # merged, not rate-limited
+    assert len(store) == 21
+    unlimited = EvaluationStore(max_items=1000, max_bytes=10**9, failing_share=0.5)
+    assert all(unlimited.add_scored(scored(i, passed=True), now=1000.0) for i in range(100))
