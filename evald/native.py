@@ -20,7 +20,8 @@ COMPILED_MODULES: Final[tuple[str, ...]] = (
     "evald.receivers.convert",
     "evald.exporters.prometheus_table",
     *(f"evald.mapping.{name}" for name in (
-        "case_parts", "genai_calls", "genai_semconv", "langfuse", "messages", "openinference",
+        "case_parts", "content_capture", "genai_calls", "genai_semconv", "instrumentations", "langfuse", "masking",
+        "mcp", "messages", "openinference",
         "openinference_calls", "openinference_fields", "openinference_payloads", "openinference_tools",
         "openllmetry", "openllmetry_attrs", "openllmetry_calls", "openllmetry_entities", "openllmetry_retrieval",
         "openllmetry_tools", "router", "sdk_reprs", "values", "vendor_payloads",
