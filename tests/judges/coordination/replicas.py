@@ -19,7 +19,9 @@ TASK = "Judge the output."
 def replica(llm: FakeLLM, redis_url: str, *, replicas: int = 2, prefix: str = "t", **overrides: Any
             ) -> tuple[Judge, CollectorRegistry]:
     registry = CollectorRegistry()
-    coordination = {"redis": {"url": redis_url, "key_prefix": prefix, "timeout": "0.2s"},
+    # a Redis deadline far above a round trip: two late answers in a row (an event loop held up by the SDK's work on
+    # a slow CI machine) would put a replica on its in-process share and change what the tests count
+    coordination = {"redis": {"url": redis_url, "key_prefix": prefix, "timeout": "2s"},
                     "expected_replicas": replicas, "reconnect_max_interval": "0.2s",
                     **overrides.pop("coordination", {})}
     config = judge_config(llm, coordination=coordination, **overrides)

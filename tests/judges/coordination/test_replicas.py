@@ -74,7 +74,7 @@ assembly: {{ settle: 0s, decision_wait: 1s }}
 pipeline: {{ workers: 8, metric_timeout: 10s }}
 judges:
   default: {{ {JUDGE}, base_url: "{llm.base_url}/v1", timeout: 3s, max_retries: 0, max_concurrency: 8, {judge},
-             coordination: {{ redis: {{ url: "{redis.url}", key_prefix: e2e, timeout: 0.3s }}, expected_replicas: 3,
+             coordination: {{ redis: {{ url: "{redis.url}", key_prefix: e2e, timeout: 2s }}, expected_replicas: 3,
                               reconnect_max_interval: 0.3s }} }}
 metrics:
   - {{ kind: answer_relevancy, scope: trace }}
