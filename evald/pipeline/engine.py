@@ -61,19 +61,22 @@ class PipelineConfig(ComponentConfig):
 _MAX_PLANS = 4096  # distinct (scope, service, model, provider) keys before the plan cache starts over
 
 
-def _case_facts(case: EvalCase, trace: AssembledTrace) -> dict[str, int]:
-    """Facts exporters need that only the trace knows: the evaluated span's end time (a stable event time, so a
-    re-delivered evaluation upserts with the same timestamp; the built-in mappers set it themselves, so the case is
-    copied only for other mappers and for re-evaluated traces) and the revision of a re-evaluated trace. Called only
-    when one of them applies (``on_trace`` checks first: this runs for few cases)."""
+def _with_trace_facts(case: EvalCase, trace: AssembledTrace) -> EvalCase:
+    """``case`` with the facts exporters need that only the trace knows, or ``case`` itself when none applies (the
+    usual case: no dict, no copy): the evaluated span's end time (a stable event time, so a re-delivered evaluation
+    upserts with the same timestamp; the built-in mappers set it themselves, so only other mappers' cases need it)
+    and the revision of a re-evaluated trace."""
+    needs_end = bool(case.span_id) and SPAN_END_METADATA not in case.metadata
+    if not needs_end and trace.revision <= 1:
+        return case
     facts: dict[str, int] = {}
-    if case.span_id and SPAN_END_METADATA not in case.metadata:
+    if needs_end:
         end = next((s.end_time_unix_nano for s in trace.spans if s.span_id == case.span_id), 0)
         if end > 0:
             facts[SPAN_END_METADATA] = end
     if trace.revision > 1:  # late spans re-evaluated the trace: these scores supersede the earlier ones
         facts["revision"] = trace.revision
-    return facts
+    return _with_facts(case, facts)
 
 
 _FIELDS = [f.name for f in fields(EvalCase) if f.init]
@@ -176,8 +179,7 @@ class EvaluationPipeline:
                     continue
                 if resolve:
                     case = references.resolve(case, trace, annotated)
-                if trace.revision > 1 or (case.span_id and SPAN_END_METADATA not in case.metadata):
-                    case = _with_facts(case, _case_facts(case, trace))  # rarely: the built-in mappers set the end
+                case = _with_trace_facts(case, trace)
                 if self._windowed is not None:
                     case = self._windowed.annotate(case, trace)
                 if self._conversations is not None:
