@@ -10,7 +10,7 @@ from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
 from evald.judges.prompting import VerdictField
 from evald.metrics.base import BaseMetric
-from evald.metrics.judged.common import JudgedOptions, ask_judge, band_value, case_data
+from evald.metrics.judged.common import JudgedOptions, ask_judge, band_value, numbered, output_data
 
 CaseField = Literal["input", "output", "expected", "context", "system_prompt"]
 
@@ -64,16 +64,15 @@ class GEvalMetric(BaseMetric):
         if opts.criteria:
             parts.append(f"Evaluate the output against these criteria:\n{opts.criteria}")
         if opts.evaluation_steps:
-            steps = "\n".join(f"{i}. {step}" for i, step in enumerate(opts.evaluation_steps, start=1))
-            parts.append(f"Follow these evaluation steps:\n{steps}")
+            parts.append(f"Follow these evaluation steps:\n{numbered(opts.evaluation_steps)}")
         parts.append(f"Then give an integer score from {opts.score_min} (worst) to {opts.score_max} (best).")
         self.task = "\n\n".join(parts)
         self.fields = (VerdictField("score", opts.score_min, opts.score_max, "how well the output meets the task"),)
 
     async def a_measure(self, eval_case: EvalCase) -> Score | None:
         opts = cast(GEvalOptions, self.options)
-        data = case_data(eval_case, opts.fields)
-        if not any(label == "output" for label, _ in data):
+        data = output_data(eval_case, opts.fields)
+        if data is None:
             return None
         verdict = await ask_judge(self, eval_case, opts.judge, self.task, data, self.fields)
         judge_score = verdict.values["score"]

@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 from evald.case import Dimension, EvalCase
 from evald.config.base import ComponentConfig
 from evald.metrics.judged.banded import BandedJudgeMetric
-from evald.metrics.judged.common import JudgedOptions, case_data
+from evald.metrics.judged.common import JudgedOptions, output_data
 
 CaseField = Literal["input", "output", "expected", "context", "system_prompt"]
 
@@ -73,5 +73,4 @@ class RubricJudgeMetric(BandedJudgeMetric):
         return self.rubric_task
 
     def judge_data(self, eval_case: EvalCase) -> list[tuple[str, str]] | None:
-        data = case_data(eval_case, cast(RubricJudgeOptions, self.options).fields)
-        return data if any(label == "output" for label, _ in data) else None
+        return output_data(eval_case, cast(RubricJudgeOptions, self.options).fields)
