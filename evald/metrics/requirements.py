@@ -111,38 +111,23 @@ def _presence(name: str) -> Callable[[EvalCase], bool]:
         return lambda case: any(m.content for m in case.messages)
     get: Callable[[EvalCase], Any] = (attrgetter(name) if name in _FIELDS
                                       else lambda case: getattr(case, name, None))
-    if name == "tool_calls":
+    other: Callable[[EvalCase, Any], bool]  # the test of a value that is neither None nor a string
+    if name == "tool_calls":  # an empty list is absent only when the emitter recorded no content
+        other = lambda case, value: bool(value) or case.metadata.get("content_capture") not in _NO_CONTENT  # noqa: E731
+    elif name in _COLLECTIONS:
+        other = lambda case, value: bool(value)  # noqa: E731
+    else:
+        other = lambda case, value: True  # noqa: E731
 
-        def tool_calls(case: EvalCase) -> bool:
-            value = get(case)
-            if value is None:
-                return False
-            if type(value) is str:
-                return bool(value) and not value.isspace()
-            return bool(value) or case.metadata.get("content_capture") not in _NO_CONTENT
-
-        return tool_calls
-    if name in _COLLECTIONS:
-
-        def collection(case: EvalCase) -> bool:
-            value = get(case)
-            if value is None:
-                return False
-            if type(value) is str:
-                return bool(value) and not value.isspace()
-            return bool(value)
-
-        return collection
-
-    def plain(case: EvalCase) -> bool:
+    def present(case: EvalCase) -> bool:
         value = get(case)
         if value is None:
             return False
         if type(value) is str:
             return bool(value) and not value.isspace()
-        return True
+        return other(case, value)
 
-    return plain
+    return present
 
 
 def default_needs(requires: Sequence[str]) -> tuple[str, ...]:
