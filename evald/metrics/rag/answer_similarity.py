@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-from collections import Counter
 from typing import ClassVar, Literal, cast
 
 from pydantic import Field
@@ -11,8 +9,9 @@ from pydantic import Field
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
 from evald.metrics.base import BaseMetric
-from evald.metrics.similarity.embeddings import EmbeddingProviderConfig, embed_normalized, provider_for
-from evald.metrics.similarity.text import references, word_tokens
+from evald.metrics.similarity.embedding_cosine import reference_cosines
+from evald.metrics.similarity.embeddings import EmbeddingProviderConfig, provider_for
+from evald.metrics.similarity.text import references
 from evald.metrics.text import as_text
 
 
@@ -52,28 +51,11 @@ class AnswerSimilarityMetric(BaseMetric):
         if eval_case.output is None or not refs:
             return None
         output = as_text(eval_case.output).strip()
-        cosines: list[float | None] = [1.0 if r == output else 0.0 if not r or not output else None for r in refs]
-        pending = [r for r, c in zip(refs, cosines, strict=True) if c is None]
-        if pending:
-            if opts.provider is None:
-                computed = iter(bag_of_words_cosine(output, r) for r in pending)
-            else:
-                rows = await embed_normalized(provider_for(opts.provider), [output, *pending])
-                computed = iter(float(c) for c in rows[1:] @ rows[0])
-            cosines = [next(computed) if c is None else c for c in cosines]
-        values = [float(c) for c in cosines if c is not None]
+        provider = None if opts.provider is None else provider_for(opts.provider)
+        values = await reference_cosines(output, refs, provider)
         best = max(range(len(values)), key=values.__getitem__)
         cosine = values[best]
         value = max(0.0, cosine) if opts.mapping == "clamp" or opts.provider is None else (cosine + 1.0) / 2.0
         method = "lexical" if opts.provider is None else opts.provider.kind
         return self.score(min(1.0, value), f"{method} cosine {cosine:.3f}", cosine=cosine, method=method,
                           best_reference=best)
-
-
-def bag_of_words_cosine(a: str, b: str) -> float:
-    """Cosine of the word-count vectors of two texts (0 when either has no word)."""
-    left, right = Counter(word_tokens(a)), Counter(word_tokens(b))
-    norm = math.sqrt(sum(v * v for v in left.values())) * math.sqrt(sum(v * v for v in right.values()))
-    if norm == 0:
-        return 0.0
-    return sum(count * right[word] for word, count in left.items()) / norm

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from collections import Counter
+from collections.abc import Sequence
 from typing import ClassVar, Literal, cast
 
 from pydantic import Field
@@ -9,8 +12,13 @@ from pydantic import Field
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
 from evald.metrics.base import BaseMetric
-from evald.metrics.similarity.embeddings import EmbeddingProviderConfig, embed_normalized, provider_for
-from evald.metrics.similarity.text import references
+from evald.metrics.similarity.embeddings import (
+    EmbeddingProvider,
+    EmbeddingProviderConfig,
+    embed_normalized,
+    provider_for,
+)
+from evald.metrics.similarity.text import references, word_tokens
 from evald.metrics.text import as_text
 
 
@@ -60,7 +68,7 @@ class EmbeddingCosineMetric(BaseMetric):
         if not refs:
             return None
         output = as_text(eval_case.output).strip()
-        cosines = await self._cosines(output, [ref.strip() for ref in refs])
+        cosines = await reference_cosines(output, [ref.strip() for ref in refs], provider_for(opts.provider))
         best = max(range(len(cosines)), key=cosines.__getitem__)
         cosine = cosines[best]
         value = max(0.0, cosine) if opts.mapping == "clamp" else (cosine + 1.0) / 2.0
@@ -70,15 +78,27 @@ class EmbeddingCosineMetric(BaseMetric):
             best_reference=best, provider=opts.provider.kind,
         )
 
-    async def _cosines(self, output: str, refs: list[str]) -> list[float]:
-        """Cosine of the output with each reference; the provider sees only the pairs that need it."""
-        opts = cast(EmbeddingCosineOptions, self.options)
-        cosines: list[float | None] = [
-            1.0 if ref == output else 0.0 if not ref or not output else None for ref in refs
-        ]
-        pending = [ref for ref, cosine in zip(refs, cosines, strict=True) if cosine is None]
-        if pending:
-            rows = await embed_normalized(provider_for(opts.provider), [output, *pending])
+
+async def reference_cosines(output: str, refs: Sequence[str], provider: EmbeddingProvider | None) -> list[float]:
+    """Cosine of ``output`` with each reference (all stripped): identical texts 1.0 and an empty text 0.0 without
+    any call; the rest embedded in ONE ``provider`` call, or, with ``provider`` None, the cosine of their
+    word-count vectors (:func:`bag_of_words_cosine`, no service called)."""
+    cosines: list[float | None] = [1.0 if ref == output else 0.0 if not ref or not output else None for ref in refs]
+    pending = [ref for ref, cosine in zip(refs, cosines, strict=True) if cosine is None]
+    if pending:
+        if provider is None:
+            computed = iter(bag_of_words_cosine(output, ref) for ref in pending)
+        else:
+            rows = await embed_normalized(provider, [output, *pending])
             computed = iter(float(c) for c in rows[1:] @ rows[0])
-            cosines = [next(computed) if cosine is None else cosine for cosine in cosines]
-        return [float(cosine) for cosine in cosines if cosine is not None]
+        cosines = [next(computed) if cosine is None else cosine for cosine in cosines]
+    return [float(cosine) for cosine in cosines if cosine is not None]
+
+
+def bag_of_words_cosine(a: str, b: str) -> float:
+    """Cosine of the word-count vectors of two texts (0 when either has no word)."""
+    left, right = Counter(word_tokens(a)), Counter(word_tokens(b))
+    norm = math.sqrt(sum(v * v for v in left.values())) * math.sqrt(sum(v * v for v in right.values()))
+    if norm == 0:
+        return 0.0
+    return sum(count * right[word] for word, count in left.items()) / norm
