@@ -66,8 +66,6 @@ class SlidingWindows:
         self._last: dict[tuple[str, str], tuple[EvalCase, Score | None]] = {}
         self._scored_at: dict[tuple[str, str], float] = {}  # when a large window was last scored
         self._dropped = dropped
-        #: how many times a window was scored (a window walk each)
-        self.scorings = 0
 
     def key(self, case: EvalCase) -> tuple[str, str]:
         key = (case.service_name or "", case.model or case.request_model or "")
@@ -119,5 +117,4 @@ class SlidingWindows:
     def _score(self, window: deque[Pair]) -> Score | None:
         if len(window) < self.options.min_cases:
             return None
-        self.scorings += 1
         return self.metric.measure_pairs([(c, y) for _, c, y in window])
