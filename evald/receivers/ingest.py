@@ -59,7 +59,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from evald.errors import PermanentError, QueueFullError
 from evald.interfaces import TraceConsumer
-from evald.model import ConsumeResult, LogRecord, SignalBatch, SpanRecord
+from evald.model import ConsumeResult, Delivery, LogRecord, SignalBatch, SpanRecord
 from evald.receivers.convert import Converted, convert_logs, convert_traces
 from evald.receivers.converted import UNDECODABLE
 from evald.receivers.otlp_json import parse_logs_json_salvaging, parse_traces_json_salvaging
@@ -94,6 +94,22 @@ class InternalError(Exception):
     def __init__(self, cause: BaseException) -> None:
         super().__init__(f"{type(cause).__name__}: {cause}")
         self.kind = type(cause).__name__
+
+
+async def decode_body(body: bytes, encoding: Encoding, signal: Signal) -> Converted[Any]:
+    """``decode_traces`` / ``decode_logs`` by ``signal``, in a worker thread when the body is over ``OFFLOAD_BYTES``
+    (the transports' requests and the write-ahead log's replay, wal_replay.py)."""
+    decode: Callable[[bytes, Encoding], Converted[Any]] = decode_traces if signal == "traces" else decode_logs
+    if len(body) > OFFLOAD_BYTES:
+        return await asyncio.to_thread(decode, body, encoding)
+    return decode(body, encoding)
+
+
+def signal_batch(signal: Signal, records: tuple[Any, ...], source: str, delivery: Delivery | None = None
+                 ) -> SignalBatch:
+    """The batch handed to the consumer: ``records`` as spans or log records by ``signal``."""
+    return (SignalBatch(spans=records, delivery=delivery, source=source) if signal == "traces"
+            else SignalBatch(logs=records, delivery=delivery, source=source))
 
 
 def decode_traces(body: bytes, encoding: Encoding) -> Converted[SpanRecord]:
@@ -179,12 +195,8 @@ class Ingestor:
         if (refusal := self._hold.active()) is not None:
             self._refuse(signal, "queue_full", count_items(body, encoding, signal), "queue_full")
             raise refusal
-        decode: Callable[[bytes, Encoding], Converted[Any]] = decode_traces if signal == "traces" else decode_logs
         try:
-            if len(body) > OFFLOAD_BYTES:
-                converted = await asyncio.to_thread(decode, body, encoding)
-            else:
-                converted = decode(body, encoding)
+            converted = await decode_body(body, encoding, signal)
         except MalformedRequest:
             raise
         except Exception as err:
@@ -229,9 +241,7 @@ class Ingestor:
         records = converted.records
         if self._wal is not None and raw is not None:
             return self._hand_over_logged(self._wal, signal, records, raw)
-        batch = (SignalBatch(spans=records, source=self.receiver_id) if signal == "traces"
-                 else SignalBatch(logs=records, source=self.receiver_id))
-        return self._consume(batch, signal, len(records))
+        return self._consume(signal_batch(signal, records, self.receiver_id), signal, len(records))
 
     def _hand_over_logged(self, wal: ReceiverWal, signal: Signal, records: tuple[Any, ...],
                           raw: tuple[bytes, Encoding]) -> ConsumeResult:
@@ -244,9 +254,8 @@ class Ingestor:
             self._refuse(signal, "wal_full", len(records), "wal_full")
             self._hold.refused(err)
             raise
-        batch = (SignalBatch(spans=records, delivery=entry.delivery, source=self.receiver_id) if signal == "traces"
-                 else SignalBatch(logs=records, delivery=entry.delivery, source=self.receiver_id))
         try:
+            batch = signal_batch(signal, records, self.receiver_id, entry.delivery)
             result = self._consume(batch, signal, len(records))
         except BaseException:
             wal.abandon(entry)

@@ -20,13 +20,11 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
 
 from evald.errors import PermanentError, QueueFullError
 from evald.interfaces import TraceConsumer
 from evald.model import SignalBatch
-from evald.receivers.convert import Converted
-from evald.receivers.ingest import OFFLOAD_BYTES, MalformedRequest, decode_logs, decode_traces
+from evald.receivers.ingest import MalformedRequest, Signal, decode_body, signal_batch
 from evald.receivers.wal import ReceiverWal
 
 __all__ = ["replay_wal"]
@@ -61,20 +59,16 @@ async def replay_wal(wal: ReceiverWal, consumer: TraceConsumer, stopping: Callab
 
 async def _replay_row(wal: ReceiverWal, consumer: TraceConsumer, row: int, signal: str, encoding: str, body: bytes,
                       stopping: Callable[[], bool]) -> bool:
-    decode: Callable[[bytes, Any], Converted[Any]] = decode_traces if signal == "traces" else decode_logs
+    kind: Signal = "traces" if signal == "traces" else "logs"
     try:
-        if len(body) > OFFLOAD_BYTES:
-            converted = await asyncio.to_thread(decode, body, encoding)
-        else:
-            converted = decode(body, encoding)
+        converted = await decode_body(body, "json" if encoding == "json" else "protobuf", kind)
     except (MalformedRequest, ValueError) as err:
         logger.error("receiver WAL %s: row %d does not decode (%s); deleted", wal.path, row, err)
         wal.drop_row(row, len(body), "undecodable")
         return False
     delivery = wal.replay_delivery(row, len(body))
     records = tuple(converted.records)
-    batch = (SignalBatch(spans=records, delivery=delivery, source=wal.receiver_id) if signal == "traces"
-             else SignalBatch(logs=records, delivery=delivery, source=wal.receiver_id))
+    batch = signal_batch(kind, records, wal.receiver_id, delivery)
     try:
         for part in consumer.split(batch) if records else []:
             if not await _consume(consumer, part, stopping):
