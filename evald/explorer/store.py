@@ -71,11 +71,16 @@ class Entry:
 
     @property
     def ring(self) -> Ring:
-        return "failing" if self.failing else "other"
+        return ring_of(self.outcomes)
 
     @property
     def key(self) -> tuple[str, str | None, str]:
         return (self.trace_id, self.span_id, self.scope)
+
+
+def ring_of(outcomes: Mapping[str, Outcome]) -> Ring:
+    """The ring a record with these outcomes belongs to: ``failing`` when any metric failed."""
+    return "failing" if "fail" in outcomes.values() else "other"
 
 
 def outcomes_of(scored: ScoredCase) -> dict[str, Outcome]:
@@ -171,8 +176,8 @@ class EvaluationStore:
         case_size = -1
         now = time.time() if now is None else now
         if previous is None or previous.scored is None:  # a new record (a sampled-out case's judged part too)
-            failing = any(not score.passed for score in scored.scores)
-            if not self._admit("failing" if failing else "other", now):
+            outcomes = outcomes_of(scored)
+            if not self._admit(ring_of(outcomes), now):
                 return None
         else:
             self._remove(previous)
@@ -180,8 +185,9 @@ class EvaluationStore:
                 case_size = previous.case_size
             scored = _merge(previous.scored, scored)
             entry_id = previous.id
+            outcomes = outcomes_of(scored)
         entry = Entry(entry_id, now, case.trace_id, case.span_id, case.scope, case.service_name, case.model,
-                      scored=scored, outcomes=outcomes_of(scored))
+                      scored=scored, outcomes=outcomes)
         entry.case_size = case_bytes(case) if case_size < 0 else case_size
         entry.size = _ENTRY_OVERHEAD + entry.case_size + results_bytes(scored)
         return self._insert(entry)
