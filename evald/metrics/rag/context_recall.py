@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, cast
+from typing import ClassVar
 
-from evald.case import Dimension, EvalCase, Score
+from evald.case import Dimension
 from evald.config.base import ComponentConfig
 from evald.judges.prompting import VerdictField
-from evald.metrics.base import BaseMetric
-from evald.metrics.judged.common import JudgedOptions, ask_judge, case_data
+from evald.metrics.judged.common import JudgedOptions
+from evald.metrics.judged.statements import StatementShareMetric
 
 _TASK = (
     "Break the expected answer into its distinct statements. For each statement decide whether it can be "
@@ -27,7 +27,7 @@ class ContextRecallOptions(JudgedOptions):
     pass
 
 
-class ContextRecallMetric(BaseMetric):
+class ContextRecallMetric(StatementShareMetric):
     """The share of the expected answer's statements that the retrieved context supports, counted by an LLM judge.
 
     Rubric: RAGAS' LLM context recall (as harness-evals' ``ContextRecallMetric`` implements it; seed catalog, RAG):
@@ -46,16 +46,6 @@ class ContextRecallMetric(BaseMetric):
     requires: ClassVar[tuple[str, ...]] = ("expected", "context")
     needs: ClassVar[tuple[str, ...]] = ("expected", "context")
     Options: ClassVar[type[ComponentConfig]] = ContextRecallOptions
-
-    async def a_measure(self, eval_case: EvalCase) -> Score | None:
-        context = case_data(eval_case, ("context",))
-        expected = case_data(eval_case, ("expected",))
-        if not context or not expected:
-            return None
-        judge = cast(ContextRecallOptions, self.options).judge
-        verdict = await ask_judge(self, eval_case, judge, _TASK, [*context, *expected], _FIELDS)
-        total, attributed = verdict.values["total_statements"], verdict.values["attributed_statements"]
-        value = attributed / total if total else 1.0
-        return self.score(
-            value, verdict.reasoning, total_statements=total, attributed_statements=attributed, judge=judge
-        )
+    task: ClassVar[str] = _TASK
+    text_field: ClassVar[str] = "expected"
+    verdict_fields: ClassVar[tuple[VerdictField, VerdictField]] = _FIELDS

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, cast
+from typing import ClassVar
 
-from evald.case import Dimension, EvalCase, Score
+from evald.case import Dimension
 from evald.config.base import ComponentConfig
 from evald.judges.prompting import VerdictField
-from evald.metrics.base import BaseMetric
-from evald.metrics.judged.common import JudgedOptions, ask_judge, case_data
+from evald.metrics.judged.common import JudgedOptions
+from evald.metrics.judged.statements import StatementShareMetric
 
 _TASK = (
     "Break the output into its distinct factual claims. For each claim decide whether the context blocks "
@@ -25,7 +25,7 @@ class FaithfulnessOptions(JudgedOptions):
     pass
 
 
-class FaithfulnessMetric(BaseMetric):
+class FaithfulnessMetric(StatementShareMetric):
     """The share of the output's factual claims that the retrieved context supports, counted by an LLM judge.
 
     Reads ``output`` and the ``content`` of each ``context`` document (redacted, delimited as untrusted data).
@@ -43,14 +43,6 @@ class FaithfulnessMetric(BaseMetric):
     requires: ClassVar[tuple[str, ...]] = ("output", "context")
     needs: ClassVar[tuple[str, ...]] = ("output", "context")
     Options: ClassVar[type[ComponentConfig]] = FaithfulnessOptions
-
-    async def a_measure(self, eval_case: EvalCase) -> Score | None:
-        context = case_data(eval_case, ("context",))
-        output = case_data(eval_case, ("output",))
-        if not context or not output:
-            return None
-        judge = cast(FaithfulnessOptions, self.options).judge
-        verdict = await ask_judge(self, eval_case, judge, _TASK, [*context, *output], _FIELDS)
-        total, supported = verdict.values["total_claims"], verdict.values["supported_claims"]
-        value = supported / total if total else 1.0
-        return self.score(value, verdict.reasoning, total_claims=total, supported_claims=supported, judge=judge)
+    task: ClassVar[str] = _TASK
+    text_field: ClassVar[str] = "output"
+    verdict_fields: ClassVar[tuple[VerdictField, VerdictField]] = _FIELDS
