@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,20 +29,6 @@ ID = "otlp/tls"
 @pytest.fixture
 def pki(tmp_path: Path) -> ClientPki:
     return make_client_pki(tmp_path / "pki")
-
-
-@pytest.fixture
-async def sink() -> AsyncIterator[OTLPSink]:
-    s = await OTLPSink().start()
-    yield s
-    await s.stop()
-
-
-@pytest.fixture
-def collector(tmp_path: Path, sink: OTLPSink) -> Iterator[Rotel]:
-    rotel = Rotel(tmp_path, sink.port).start()
-    yield rotel
-    rotel.stop()
 
 
 def scored(n: int) -> list[ScoredCase]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -22,13 +21,6 @@ from tests.exporters.otlp_sink import OTLPSink, Rotel, attrs, eventually
 from tests.integration.daemon import Daemon
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-async def sink() -> AsyncIterator[OTLPSink]:
-    s = await OTLPSink().start()
-    yield s
-    await s.stop()
 
 
 def send_trace(port: int, answer: str) -> tuple[str, str, str]:

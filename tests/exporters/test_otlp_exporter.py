@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,20 +29,6 @@ pytestmark = pytest.mark.integration
 T1, S1 = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 T2, S2 = "5b8efff798038103d269b633813fc60c", "eee19b7ec3c1b174"
 BOUNDS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
-
-
-@pytest.fixture
-async def sink() -> AsyncIterator[OTLPSink]:
-    s = await OTLPSink().start()
-    yield s
-    await s.stop()
-
-
-@pytest.fixture
-def collector(tmp_path: Path, sink: OTLPSink) -> Iterator[Rotel]:
-    rotel = Rotel(tmp_path, sink.port).start()
-    yield rotel
-    rotel.stop()
 
 
 def make(endpoint: str, **cfg: Any) -> tuple[OTLPExporter, Telemetry]:
