@@ -34,7 +34,8 @@ async def test_an_expected_answer_without_statements_is_fully_recalled(sdk_llm: 
     assert score is not None and score.value == 1.0 and score.metadata["total_statements"] == 0
 
 
-async def test_more_attributed_than_total_or_a_prose_verdict_is_malformed(sdk_llm: FakeLLM) -> None:
+async def test_more_attributed_than_total_keys_out_of_order_or_a_prose_verdict_are_malformed(sdk_llm: FakeLLM) -> None:
+    """The verdict's keys must come in the prompt's order (strict parsing, evald/judges/prompting.py)."""
     await expect_malformed_replies(
         ContextRecallMetric(), CASE, sdk_llm, '{"reasoning": "x", "total_statements": 2, "attributed_statements": 3}',
         '{"reasoning": "x", "attributed_statements": 1, "total_statements": 2}',
