@@ -17,6 +17,7 @@ from typing import Final
 #: pure, hot modules only: no pydantic models, no asyncio, no classes meant to be subclassed by users
 COMPILED_MODULES: Final[tuple[str, ...]] = (
     "evald.semconv",
+    "evald.assembly.estimates",
     "evald.receivers.convert",
     "evald.exporters.prometheus_table",
     *(f"evald.mapping.{name}" for name in (

@@ -102,11 +102,11 @@ def test_parts_carry_the_estimates_split_computed_so_they_are_not_sized_again(mo
     batch = SignalBatch(spans=spans, logs=logs)
     whole = batch_sizes(batch)
     calls: list[int] = []
-    counted = sizing.span_bytes
-    monkeypatch.setattr(sizing, "span_bytes", lambda s: calls.append(1) or counted(s))
+    counted = sizing.batch_sizes
+    monkeypatch.setattr(sizing, "batch_sizes", lambda b: calls.append(1) or counted(b))
     parts = split_batch(batch, 4, 1 << 20)
     carried = [sizes_of(part) for part in parts]
-    assert len(calls) == len(spans) and len(parts) == 2  # sized once, by the split, not again by sizes_of
+    assert len(calls) == 1 and len(parts) == 2  # sized once, by the split, not again by sizes_of
     for part, (sizes, span_sizes, log_sizes) in zip(parts, carried, strict=True):
         assert span_sizes == [span_bytes(s) for s in part.spans] and log_sizes == [log_bytes(r) for r in part.logs]
         assert sizes == {t: whole[0][t] for t in dict.fromkeys(s.trace_id for s in part.spans)}
