@@ -18,6 +18,13 @@ class goes through ``type.__call__``, which packs keyword arguments into a dict 
 slot wrapper; a plain function call does not, which halves the cost of building a small record (0.47 -> 0.22 µs
 for a ``Message``). The hot paths (conversion, mapping, scoring) build their records with it;
 ``constructor(Score)`` is typed as ``Score``'s own constructor, so calls are checked like ``Score(...)``.
+
+``replace(obj, **changes)`` is ``dataclasses.replace`` for any dataclass; for a ``fast_init`` class it copies the
+fields slot to slot into a new twin instance, applies the changes, resets ``init=False`` fields as ``__init__``
+does and runs ``__post_init__``: the same result without ``dataclasses.replace``'s per-call walk over
+``fields()`` and its keyword-argument ``__init__`` call (an ``EvalCase`` given a golden's references: 2.7 -> 0.64 µs).
+A field that is not an ``__init__`` parameter raises ``ValueError`` (``init=False``) or ``TypeError`` (unknown), as
+``dataclasses.replace`` does.
 """
 
 from __future__ import annotations
@@ -30,9 +37,24 @@ from typing import Any, ParamSpec, TypeVar
 T = TypeVar("T")
 P = ParamSpec("P")
 
-__all__ = ["constructor", "fast_init"]
+__all__ = ["constructor", "fast_init", "replace"]
 
 _CONSTRUCTORS: dict[type, Callable[..., Any]] = {}
+_REPLACERS: dict[type, Callable[[Any, dict[str, Any]], Any]] = {}
+
+
+def replace(obj: T, /, **changes: Any) -> T:
+    """``dataclasses.replace(obj, **changes)``, faster for a ``fast_init`` class (see the module docstring)."""
+    replacer = _REPLACERS.get(type(obj))
+    if replacer is None:
+        return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
+    return replacer(obj, changes)  # type: ignore[no-any-return]
+
+
+def _replace_error(cls: type, name: str, init_names: frozenset[str]) -> Exception:
+    if name in {f.name for f in dataclasses.fields(cls)} - init_names:
+        return ValueError(f"field {name} is declared with init=False, it cannot be specified with replace()")
+    return TypeError(f"{cls.__name__}.__init__() got an unexpected keyword argument {name!r}")
 
 
 def constructor(cls: Callable[P, T]) -> Callable[P, T]:
@@ -59,6 +81,7 @@ def fast_init(cls: type[T]) -> type[T]:
                              "_alloc": object.__new__}
     params_src: list[str] = []
     body: list[str] = ["_set(self, '__class__', _twin)"]
+    reset: list[str] = []  # what __init__ stores in its init=False fields (replace() does it too)
     for f in fields:
         name = f.name
         fallback: str | None = None  # the expression of the field's default, if it has one
@@ -69,6 +92,7 @@ def fast_init(cls: type[T]) -> type[T]:
         if not f.init:
             if fallback is not None:
                 body.append(f"self.{name} = {fallback}")
+                reset.append(f"new.{name} = {fallback}")
         elif fallback is None:
             params_src.append(name)
             body.append(f"self.{name} = {name}")
@@ -86,7 +110,17 @@ def fast_init(cls: type[T]) -> type[T]:
     # the constructor: the same body on a fresh instance of the twin (no __init__ to call: nothing else to run)
     new_body = ["self = _alloc(_twin)", *body[1:], "return self"]
     source += f"def _construct({params}):\n" + "".join(f"    {line}\n" for line in new_body)
+    # replace(): the fields copied slot to slot, the changes applied, then what __init__ does after storing them
+    init_names = frozenset(f.name for f in fields if f.init)
+    scope["_init_names"], scope["_error"] = init_names, _replace_error
+    copied = [f"new.{f.name} = old.{f.name}" for f in fields if f.init]
+    replace_body = ["new = _alloc(_twin)", *copied, "for name, value in changes.items():",
+                    "    if name not in _init_names:", "        raise _error(_cls, name, _init_names)",
+                    "    setattr(new, name, value)", *reset, "new.__class__ = _cls",
+                    *(["new.__post_init__()"] if hasattr(cls, "__post_init__") else []), "return new"]
+    source += "def _replace(old, changes):\n" + "".join(f"    {line}\n" for line in replace_body)
     exec(source, scope)  # noqa: S102 - generated from the dataclass's own field names, as dataclasses does
+    _REPLACERS[cls] = scope["_replace"]
     construct = scope["_construct"]
     construct.__name__ = construct.__qualname__ = f"new_{cls.__name__}"
     _CONSTRUCTORS[cls] = construct

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from evald.case import Dimension, Document, EvalCase, Message, Score, ToolCall, new_eval_case, new_message, new_score
-from evald.frozen import constructor, fast_init
+from evald.frozen import constructor, fast_init, replace
 from evald.mapping.messages import CallContent
 from evald.model import AssembledTrace, LogRecord, ScoredCase, SpanEvent, SpanRecord, new_span_record
 
@@ -134,3 +134,51 @@ def test_the_hot_records_constructors_match_their_classes() -> None:
 def test_constructor_refuses_a_class_fast_init_did_not_build() -> None:
     with pytest.raises(TypeError, match="not a fast_init class"):
         constructor(_Reference)
+
+
+@pytest.mark.parametrize("changes", [{}, {"name": "z"}, {"count": 9, "tags": ["t"]}, {"tags": []}])
+def test_replace_builds_what_dataclasses_replace_builds(changes: dict[str, Any]) -> None:
+    """Copied fields, changed fields, init=False fields reset by __init__'s defaults, __post_init__ run again."""
+    fast, reference = _Fast("a", 5, ["x"]), _Reference("a", 5, ["x"])
+    object.__setattr__(fast, "derived", 7)  # an init=False field: replace() resets it, as dataclasses.replace does
+    object.__setattr__(reference, "derived", 7)
+    replaced, expected = replace(fast, **changes), dataclasses.replace(reference, **changes)
+    assert type(replaced) is _Fast and replaced is not fast
+    assert dataclasses.astuple(replaced) == dataclasses.astuple(expected)
+    assert replaced.late == expected.late and replaced.derived == 0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        replaced.name = "x"
+    assert fast.name == "a" and fast.derived == 7  # the original is untouched
+
+
+@pytest.mark.parametrize("record", [
+    Score("m", 0.7, 0.5, "why", {"k": 1}, Dimension.SAFETY),
+    EvalCase(input="q", output="a", trace_id="t", metadata={"k": 1}),
+    SpanRecord("t" * 32, "s" * 16, None, "chat", 1, 1, 2, {"a": 1}),
+    Message("user", "hi", tool_calls=(ToolCall("f", "{}"),)),
+])
+def test_replace_on_the_hot_records_equals_dataclasses_replace(record: Any) -> None:
+    name = dataclasses.fields(record)[0].name
+    assert replace(record, **{name: "other"}) == dataclasses.replace(record, **{name: "other"})
+    assert replace(record) == record and replace(record) is not record
+
+
+def test_replace_reruns_post_init_checks_and_derivations() -> None:
+    score = Score("m", 0.7, 0.5)
+    assert replace(score, value=0.2).passed is False and replace(score, threshold=0.9).passed is False
+    assert replace(score, value=1.0 + 1e-9).value == 1.0
+    with pytest.raises(ValueError, match="outside"):
+        replace(score, value=1.5)
+
+
+@pytest.mark.parametrize("changes, error", [({"derived": 1}, ValueError), ({"bogus": 1}, TypeError)])
+def test_replace_refuses_what_dataclasses_replace_refuses(changes: dict[str, Any], error: type[Exception]) -> None:
+    for replacing, record in ((replace, _Fast("a")), (dataclasses.replace, _Reference("a"))):
+        with pytest.raises(error):
+            replacing(record, **changes)
+
+
+def test_replace_falls_back_to_dataclasses_replace_for_other_dataclasses() -> None:
+    reference = _Reference("a", 2)
+    replaced = replace(reference, count=4)
+    assert type(replaced) is _Reference and replaced.count == 4 and replaced.late == "a:4"

@@ -31,7 +31,6 @@ import logging
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,7 @@ from pydantic import Field, field_validator
 
 from evald.case import EvalCase
 from evald.config.base import ComponentConfig
+from evald.frozen import replace
 from evald.mapping.values import parse_structured
 from evald.model import AssembledTrace, SpanRecord
 
