@@ -19,6 +19,8 @@ COMPILED_MODULES: Final[tuple[str, ...]] = (
     "evald.semconv",
     "evald.assembly.estimates",
     "evald.receivers.convert",
+    "evald.receivers.wire",
+    "evald.receivers.wire_traces",
     "evald.exporters.prometheus_table",
     *(f"evald.mapping.{name}" for name in (
         "case_parts", "content_capture", "genai_calls", "genai_semconv", "instrumentations", "langfuse", "masking",

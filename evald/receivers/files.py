@@ -23,6 +23,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from evald.errors import EvaldError
 from evald.model import SignalBatch
+from evald.receivers import wire_traces
 from evald.receivers.convert import REASONS, Converted, convert_logs, convert_traces
 from evald.receivers.otlp_json import parse_logs_json, parse_traces_json
 
@@ -57,6 +58,9 @@ def read_signal_file(path: Path) -> SignalBatch:
         converted_logs = convert_logs(log_request)
         _require_records(converted_logs, "log records", what)
         return SignalBatch(logs=converted_logs.records, source=SOURCE)
+    if binary and (fast := wire_traces.decode_or_none(data)) is not None:  # None: decoded below, with its errors
+        _require_records(fast, "spans", what)
+        return SignalBatch(spans=fast.records, source=SOURCE)
     trace_request = _parse(ExportTraceServiceRequest(), data, what) if binary else _json(parse_traces_json, data, what)
     if not trace_request.resource_spans:
         raise NotOtlpDocumentError(f"{what} (no resourceSpans)")
