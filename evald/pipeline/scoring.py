@@ -23,7 +23,9 @@ parts hold disjoint metric names, so the pipeline can export a case's cheap scor
 ``plan(bindings)`` prepares what scoring a kind of case needs once (metric list, dimensions, bound duration
 histograms, whether anything is asynchronous or gated); the pipeline keeps one plan per kind of case and scores
 with it, so a case of synchronous, ungated metrics is scored in one inline pass (``score_inline``). ``score``
-also accepts a plain list of bindings (plans it on the fly).
+also accepts a plain list of bindings (plans it on the fly). ``score_inline`` adds up its ``missing_*`` and
+``not_applicable`` skips and ``flush_skips()`` adds them to ``evald_metric_skips_total``: the workers call it once
+per batch (a case usually skips several metrics, and each counter increment takes a lock); ``score`` calls it itself.
 """
 
 from __future__ import annotations
@@ -91,6 +93,9 @@ class CaseScorer:
         self._log = RateLimitedLog(logger)
         self._durations = LabelCache(telemetry.metric_duration)  # metric name -> bound child (labels() is not free)
         self._skips: dict[tuple[str, str], Any] = {}  # (metric, reason) -> bound counter child
+        #: skips counted by score_inline and not yet added to the counter (flush_skips: a counter increment takes a
+        #: lock, and a case often skips several metrics)
+        self._unflushed: dict[tuple[str, str], int] = {}
 
     def plan(self, bindings: Sequence[MetricBinding]) -> MetricPlan:
         return MetricPlan(bindings, self._durations, self._gated)
@@ -100,13 +105,13 @@ class CaseScorer:
         scores: list[Score] = []
         skipped: list[tuple[str, str]] = []
         errors: list[tuple[str, str]] = []
-        skips = self._skips
+        unflushed = self._unflushed
         clock = time.perf_counter
         now = clock()  # one clock read per metric: its end is the next one's start
         for metric, name, duration, check in plan.steps:
             if check is not None and (missing := check(case)) is not None:
                 skipped.append(key := (name, _MISSING + missing))  # the reason and its counter's key
-                (skips.get(key) or self._skip_child(key)).inc()
+                unflushed[key] = unflushed.get(key, 0) + 1
                 continue
             started = now
             try:
@@ -125,7 +130,7 @@ class CaseScorer:
             duration.observe(now - started)
             if result is None:
                 skipped.append(key := (name, _NOT_APPLICABLE))
-                (skips.get(key) or self._skip_child(key)).inc()
+                unflushed[key] = unflushed.get(key, 0) + 1
             elif isinstance(result, Score):
                 scores.append(result)
             else:
@@ -136,7 +141,9 @@ class CaseScorer:
     async def score(self, case: EvalCase, bindings: Sequence[MetricBinding] | MetricPlan) -> ScoredCase:
         plan = bindings if isinstance(bindings, MetricPlan) else self.plan(bindings)
         if plan.inline:
-            return self.score_inline(case, plan)
+            scored = self.score_inline(case, plan)
+            self.flush_skips()
+            return scored
         outcomes: dict[int, _Outcome] = {}
         remainder = self._start(case, plan, outcomes)
         await self._continue(case, plan, remainder, outcomes)
@@ -278,6 +285,14 @@ class CaseScorer:
             return result, None
         self._tm.metric_errors.labels(metric.name, "bad_result").inc()
         return None, f"returned {type(result).__name__}, not Score or None"
+
+    def flush_skips(self) -> None:
+        """Add the skips ``score_inline`` counted since the last call to ``evald_metric_skips_total`` (its caller
+        calls this once per batch; ``score`` calls it itself)."""
+        if self._unflushed:
+            for key, n in self._unflushed.items():
+                (self._skips.get(key) or self._skip_child(key)).inc(n)
+            self._unflushed.clear()
 
     def _count_skip(self, name: str, reason: str) -> None:
         key = (name, reason)

@@ -173,6 +173,7 @@ class ScoringStage:
             # without judged cases every acknowledged case is scored whole (the usual batch: no filtering)
             self._count_scored([w for w in acked if not w.plan.has_async] if judged else acked)
         finally:
+            scorer.flush_skips()
             ack.seal()
         owned[:] = [work for work, _ in judged]
         for work, remainder in judged:

@@ -157,6 +157,13 @@ def test_the_inline_path_checks_too() -> None:
     assert plan.inline
     result = scorer.score_inline(case(), plan)
     assert result.skipped == (("reads_output", "missing_output"),) and result.scores == ()
+    scorer.score_inline(case(), plan)
+    labels = {"metric": "reads_output", "reason": "missing_output"}
+    assert tm.registry.get_sample_value("evald_metric_skips_total", labels) is None  # added up, once per batch
+    scorer.flush_skips()
+    assert tm.registry.get_sample_value("evald_metric_skips_total", labels) == 2.0
+    scorer.flush_skips()
+    assert tm.registry.get_sample_value("evald_metric_skips_total", labels) == 2.0
 
 
 def test_the_harness_adapter_gets_the_same_check() -> None:

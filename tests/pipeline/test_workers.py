@@ -323,3 +323,25 @@ async def test_conversations_flushed_at_shutdown_are_queued_or_counted() -> None
     assert sample(tm, "evald_cases_dropped_total", reason="shutdown") == 3  # one queued, two cut short
     totals = shutdown_totals(tm, pipe.no_metric)
     assert (totals.cases, totals.no_metric, totals.unaccounted) == (6, 3, 0)  # the turns have no metric of their own
+
+
+class NotApplicable(Cheap):
+    kind: ClassVar[str] = "not_applicable_here"
+
+    def measure(self, eval_case: EvalCase) -> Score | None:
+        return None
+
+
+async def test_skips_of_inline_scored_batches_are_all_counted() -> None:
+    """score_inline adds skips up and the worker adds them to the counter once per batch: none is lost."""
+    tm = Telemetry()
+    cases = {tid(i): (case(tid(i), "svc"),) for i in range(40)}
+    config = PipelineConfig.model_validate({"workers": 2, "metric_timeout": 10})
+    pipe = EvaluationPipeline(config, ByTrace(cases), Sampler(1.0),  # type: ignore[arg-type]
+                              [MetricBinding(NotApplicable(name="na"), "all", MetricFilter())], [], tm)
+    await pipe.start()
+    for i in range(40):
+        await pipe.on_trace(AssembledTrace(trace_id=tid(i), spans=()), tracked([], tid(i)))
+    assert await pipe.drain(5)
+    assert sample(tm, "evald_metric_skips_total", metric="na", reason="not_applicable") == 40
+    await pipe.shutdown(1)
