@@ -12,7 +12,7 @@ past the enclosing message, a varint longer than 10 bytes or with bits beyond 64
 bytes, a tag of field number 0 or over 32 bits, wire types 3/4 (groups), 6 and 7, invalid UTF-8 in a string, a
 declared field with another wire type than its declaration's, a ``KeyValue.value`` or a message member of
 ``AnyValue`` after another member (upb would merge them), values nested deeper than ``MAX_VALUE_DEPTH``. Fields a
-message does not declare are skipped. No configuration keys, no state.
+message does not declare are skipped. No configuration keys; its only state is a bounded memo of attribute keys.
 """
 
 from __future__ import annotations
@@ -49,6 +49,10 @@ _KV_FIELDS: Final = frozenset(f.number for f in KeyValue.DESCRIPTOR.fields)
 _AV_FIELDS: Final = frozenset(f.number for f in AnyValue.DESCRIPTOR.fields)
 _LIST_FIELDS: Final = frozenset({1})  # ArrayValue and KeyValueList (test checks)
 _DOUBLE: Final = struct.Struct("<d")
+#: distinct attribute keys remembered (encoded -> str): decoded once and shared by every record (a few hundred in
+#: practice); cleared when full, so a flood of distinct keys costs no memory
+MAX_CACHED_KEYS: Final = 4096
+_keys: dict[bytes, str] = {}
 
 
 class Declined(Exception):
@@ -85,6 +89,10 @@ def signed64(value: int) -> int:
 
 def tag(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     """(field number << 3 | wire type, position after it); field 0 and tags over 32 bits are declined."""
+    if pos < end:
+        first = buf[pos]
+        if 8 <= first < 0x80:  # fields 1..15: one byte
+            return first, pos + 1
     value, after = varint(buf, pos, end)
     if value < 8 or value > 0xFFFFFFFF or after - pos > 5:
         raise Declined
@@ -93,6 +101,13 @@ def tag(buf: bytes, pos: int, end: int) -> tuple[int, int]:
 
 def length(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     """A length-delimited field's contents: (start, stop), checked against ``end``."""
+    if pos < end:
+        size = buf[pos]
+        if size < 0x80:  # up to 127 bytes: one byte
+            stop = pos + 1 + size
+            if stop > end:
+                raise Declined
+            return pos + 1, stop
     size, start = varint(buf, pos, end)
     stop = start + size
     if stop > end or start - pos > 5:
@@ -153,7 +168,18 @@ def key_value(buf: bytes, pos: int, end: int, into: dict[str, Any], depth: int) 
     while pos < end:
         key, pos = tag(buf, pos, end)
         if key == KV_KEY:
-            name, pos = text(buf, pos, end)
+            start, pos = length(buf, pos, end)
+            raw = buf[start:pos]
+            cached = _keys.get(raw)
+            if cached is None:
+                try:
+                    cached = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise Declined from None
+                if len(_keys) >= MAX_CACHED_KEYS:
+                    _keys.clear()
+                _keys[raw] = cached
+            name = cached
         elif key == KV_VALUE:
             if seen_value:
                 raise Declined
