@@ -52,7 +52,7 @@ _DOUBLE: Final = struct.Struct("<d")
 #: distinct attribute keys remembered (encoded -> str): decoded once and shared by every record (a few hundred in
 #: practice); cleared when full, so a flood of distinct keys costs no memory
 MAX_CACHED_KEYS: Final = 4096
-_keys: dict[bytes, str] = {}
+_keys: Final[dict[bytes, str]] = {}  # Final: a C static when compiled, not a lookup by name
 
 
 class Declined(Exception):

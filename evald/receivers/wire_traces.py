@@ -96,7 +96,9 @@ _ZERO_TRACE: Final = bytes(16)
 _ZERO_SPAN: Final = bytes(8)
 _ENUM_LIMIT: Final = 1 << 31
 #: resource body bytes -> attributes, filled only by this module (a hit means these bytes decoded here before)
-_resources: dict[bytes, dict[str, Any]] = {}
+_resources: Final[dict[bytes, dict[str, Any]]] = {}
+_new_record: Final = new_span_record  # Final: C statics when compiled, not lookups by name
+_new_event: Final = new_span_event
 
 
 def compiled() -> bool:
@@ -287,9 +289,9 @@ def _span(buf: bytes, pos: int, end: int, resource: dict[str, Any], scope_name: 
     if (len(trace_id) != 16 or len(span_id) != 8 or trace_id == _ZERO_TRACE or span_id == _ZERO_SPAN
             or (parent and len(parent) != 8)):
         return None
-    return new_span_record(trace_id.hex(), span_id.hex(), parent.hex() if parent and parent != _ZERO_SPAN else None,
-                           name, kind, start_time, end_time, attributes, tuple(events) if events else (),
-                           status_code, status_message, resource, scope_name, scope_version)
+    return _new_record(trace_id.hex(), span_id.hex(), parent.hex() if parent and parent != _ZERO_SPAN else None,
+                       name, kind, start_time, end_time, attributes, tuple(events) if events else (),
+                       status_code, status_message, resource, scope_name, scope_version)
 
 
 def _enum(buf: bytes, pos: int, end: int) -> tuple[int, int]:
@@ -316,7 +318,7 @@ def _event(buf: bytes, pos: int, end: int) -> SpanEvent:
             pos = varint(buf, pos, end)[1]
         else:
             pos = other(buf, pos, end, key, _EVENT_FIELDS)
-    return new_span_event(name, time, attributes)
+    return _new_event(name, time, attributes)
 
 
 def _status(buf: bytes, pos: int, end: int) -> tuple[int, str]:
