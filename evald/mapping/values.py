@@ -25,7 +25,6 @@ _MAX_LITERAL_EVAL_CHARS = 200_000
 #: ``is_mapping(x)``: plain dicts (what OTLP conversion and JSON produce) hit the fast exact-type check
 #: before the slower ABC check for other mappings; ``is_mapping`` also answers the other usual values without it.
 MAPPING = (dict, Mapping)
-_NOT_MAPPINGS = (list, str, int, float, tuple, bytes)
 
 
 def is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
@@ -33,7 +32,8 @@ def is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
     numbers, the values JSON and OTLP conversion produce."""
     if isinstance(value, dict):
         return True
-    if value is None or isinstance(value, _NOT_MAPPINGS):
+    # the tuple written out: compiled, each type is one C check (a module-level tuple was boxed on every call)
+    if value is None or isinstance(value, (list, str, int, float, tuple, bytes)):
         return False
     return isinstance(value, Mapping)
 
