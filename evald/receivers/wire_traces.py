@@ -13,7 +13,9 @@ and the caller decodes the body the old way (protobuf parse, salvage, ``convert_
 results and errors: whatever wire.py declines (malformed wire data, invalid UTF-8, merged sub-messages, values
 nested deeper than ``MAX_VALUE_DEPTH``...), a singular sub-message field that occurs again (resource, scope,
 status), a declared field this module does not read (``Resource.entity_refs``), an enum value outside
-0..2**31-1, a request with no ``resource_spans`` and a body that is not ``bytes``. No configuration keys; no I/O.
+0..2**31-1 and a request with no ``resource_spans``. ``decode_or_none`` (what ingest.py and files.py call) returns
+None instead, and also when this module is not compiled (``enabled``) or the body is not ``bytes``. No
+configuration keys; no I/O.
 """
 
 from __future__ import annotations
@@ -110,9 +112,10 @@ def compiled() -> bool:
 enabled: bool = compiled()
 
 
-def decode_or_none(body: bytes) -> Converted[SpanRecord] | None:
-    """``decode_trace_request(body)``, or None when it declines or is not ``enabled``: then decode the old way."""
-    if not enabled:
+def decode_or_none(body: object) -> Converted[SpanRecord] | None:
+    """``decode_trace_request(body)``, or None when it declines, is not ``enabled`` or ``body`` is not ``bytes`` (a
+    compiled function refuses a bytearray or memoryview argument with TypeError): then decode the old way."""
+    if not enabled or type(body) is not bytes:
         return None
     try:
         return decode_trace_request(body)
@@ -122,8 +125,6 @@ def decode_or_none(body: bytes) -> Converted[SpanRecord] | None:
 
 def decode_trace_request(body: bytes) -> Converted[SpanRecord]:
     """Every span of the request with a valid trace id and span id, in request order; ``Declined`` (see above)."""
-    if type(body) is not bytes:
-        raise Declined
     out: list[SpanRecord] = []
     invalid = 0
     count = 0
