@@ -69,6 +69,8 @@ def parse_structured(value: Any) -> Any:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
         pass  # also big integers, NaN, lone surrogates: the stdlib parser below accepts those
+    if _starts_with_a_name(text):
+        return value
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
@@ -82,6 +84,28 @@ def parse_structured(value: Any) -> Any:
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return value
     return _from_literal(parsed)
+
+
+#: the names a JSON or Python literal may start an element with (``set()``; a string prefix is followed by a quote)
+_LITERAL_NAMES = frozenset({"True", "False", "None", "set", "true", "false", "null", "NaN", "Infinity"})
+
+
+def _starts_with_a_name(text: str) -> bool:
+    """Whether neither ``json.loads`` nor ``ast.literal_eval`` can accept ``text`` because its first element (after
+    the opening brackets) is a name no literal has, as in ``[kb-001] Refund ...`` or ``{key}: {value}`` (templates
+    and prose that start with a bracket: the failed Python parse is the costly part). Only ASCII names count;
+    anything else (a comment, a line continuation, a string prefix) is left to the parsers."""
+    i, n = 0, len(text)
+    while i < n and text[i] in "[{( \t\n\r\f":
+        i += 1
+    if i == n or not (text[i].isascii() and (text[i].isalpha() or text[i] == "_")):
+        return False
+    j = i
+    while j < n and text[j].isascii() and (text[j].isalnum() or text[j] == "_"):
+        j += 1
+    if j < n and (text[j] in "'\"" or not text[j].isascii()):  # a string prefix (r'', b"") or a longer name
+        return False
+    return text[i:j] not in _LITERAL_NAMES
 
 
 def _from_literal(value: Any, depth: int = 0) -> Any:
