@@ -115,11 +115,12 @@ def normalized(span: SpanRecord) -> SpanRecord:
     """
     attrs = span.attributes
     extra: dict[str, Any] = {}
-    if any(isinstance(k, str) and k.startswith(_EARLY_PREFIXES) for k in attrs):
+    if any(isinstance(k, str) and (k.startswith("llm.prompts.") or k.startswith("llm.completions.")) for k in attrs):
         attrs = _renamed_early(attrs)
         extra.update(attrs)
     for key, value in attrs.items():
-        if not isinstance(key, str) or not key.startswith(("gen_ai.prompt.", "gen_ai.completion.")):
+        # two calls, not a tuple argument: compiled, a tuple of prefixes is built again for every key
+        if not isinstance(key, str) or not (key.startswith("gen_ai.prompt.") or key.startswith("gen_ai.completion.")):
             continue
         if key in ("gen_ai.completion.role", "gen_ai.completion.content"):
             target = "gen_ai.completion.0." + key.rsplit(".", 1)[1]
