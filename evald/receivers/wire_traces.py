@@ -4,9 +4,9 @@
 returns (convert.py: same records, field values and types, order, ``rejected`` counts, one shared ``dict`` per
 distinct resource with a bounded memo), without building protobuf objects: compiled with mypyc (evald/native.py),
 reading attributes from the bytes costs a fraction of reading them through upb's Python API (docs/benchmarks.md,
-"Wire decoder"). Field numbers and wire types are the installed opentelemetry-proto's (a test checks them against
-its descriptors); fields a message does not declare are skipped by wire type, except in the envelopes (request,
-ResourceSpans, Resource, ScopeSpans, InstrumentationScope), where the file reader treats them as "not OTLP".
+"Wire decoder"). Field numbers and wire types are the installed opentelemetry-proto's (a test checks them);
+undeclared fields are skipped, except in the envelopes (request, ResourceSpans, Resource, ScopeSpans,
+InstrumentationScope), where the file reader treats them as "not OTLP".
 
 Failure semantics: it never accepts a body differently from upb. Whatever it is not sure of raises ``Declined``
 and the caller decodes the body the old way (protobuf parse, salvage, ``convert_traces``), which gives today's
@@ -14,8 +14,7 @@ results and errors: whatever wire.py declines (malformed wire data, invalid UTF-
 nested deeper than ``MAX_VALUE_DEPTH``...), a singular sub-message field that occurs again (resource, scope,
 status), a declared field this module does not read (``Resource.entity_refs``), an enum value outside
 0..2**31-1 and a request with no ``resource_spans``. ``decode_or_none`` (what ingest.py and files.py call) returns
-None instead, and also when this module is not compiled (``enabled``) or the body is not ``bytes``. No
-configuration keys; no I/O.
+None instead, also when this module is not compiled (``enabled``) or the body is not ``bytes``. No config; no I/O.
 """
 
 from __future__ import annotations
@@ -26,23 +25,10 @@ from typing import Any, Final
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from evald.model import SpanEvent, SpanRecord, new_span_event, new_span_record
+from evald.receivers import wire
 from evald.receivers.convert import MAX_CACHED_RESOURCES
 from evald.receivers.converted import INVALID_ID, Converted
-from evald.receivers.wire import (
-    FIXED32,
-    FIXED64,
-    LEN,
-    VARINT,
-    Declined,
-    fixed64,
-    key_value,
-    length,
-    other,
-    skip,
-    tag,
-    text,
-    varint,
-)
+from evald.receivers.wire import FIXED32, FIXED64, LEN, VARINT, Declined
 
 __all__ = ["Declined", "compiled", "decode_or_none", "decode_trace_request", "enabled"]
 
@@ -126,15 +112,13 @@ def decode_or_none(body: object) -> Converted[SpanRecord] | None:
 def decode_trace_request(body: bytes) -> Converted[SpanRecord]:
     """Every span of the request with a valid trace id and span id, in request order; ``Declined`` (see above)."""
     out: list[SpanRecord] = []
-    invalid = 0
-    count = 0
-    pos = 0
+    invalid = count = pos = 0
     end = len(body)
     while pos < end:
-        key, pos = tag(body, pos, end)
+        key, pos = wire.tag(body, pos, end)
         if key != REQUEST_RESOURCE_SPANS:
             raise Declined
-        start, pos = length(body, pos, end)
+        start, pos = wire.length(body, pos, end)
         invalid += _resource_spans(body, start, pos, out)
         count += 1
     if not count:
@@ -146,19 +130,17 @@ def _singular(buf: bytes, pos: int, end: int, single: int, repeated: int, schema
     """Pass 1 over ResourceSpans / ScopeSpans (the resource or scope may follow the lists): (start, stop) of the
     singular sub-message ``single``, (0, 0) when absent; validates the envelope's other fields."""
     start = stop = 0
-    seen = False
     while pos < end:
-        key, pos = tag(buf, pos, end)
+        key, pos = wire.tag(buf, pos, end)
         if key == single:
-            if seen:
+            if stop:  # after a tag: never 0 once set
                 raise Declined
-            seen = True
-            start, pos = length(buf, pos, end)
+            start, pos = wire.length(buf, pos, end)
             stop = pos
         elif key == repeated:
-            pos = length(buf, pos, end)[1]
+            pos = wire.length(buf, pos, end)[1]
         elif key == schema_url:
-            pos = text(buf, pos, end)[1]
+            pos = wire.text(buf, pos, end)[1]
         else:
             raise Declined
     return start, stop
@@ -170,8 +152,8 @@ def _resource_spans(buf: bytes, pos: int, end: int, out: list[SpanRecord]) -> in
     resource = _resource(buf, start, stop) if stop else {}
     invalid = 0
     while pos < end:  # pass 2: every field was checked by pass 1
-        key, pos = tag(buf, pos, end)
-        start, pos = length(buf, pos, end)
+        key, pos = wire.tag(buf, pos, end)
+        start, pos = wire.length(buf, pos, end)
         if key == RS_SCOPE_SPANS:
             invalid += _scope_spans(buf, start, pos, resource, out)
     return invalid
@@ -183,18 +165,16 @@ def _resource(buf: bytes, pos: int, end: int) -> dict[str, Any]:
     if found is not None:
         return found
     attributes: dict[str, Any] = {}
-    has_attributes = False
     while pos < end:
-        key, pos = tag(buf, pos, end)
+        key, pos = wire.tag(buf, pos, end)
         if key == RESOURCE_ATTRIBUTES:
-            start, pos = length(buf, pos, end)
-            key_value(buf, start, pos, attributes, 0)
-            has_attributes = True
+            start, pos = wire.length(buf, pos, end)
+            wire.key_value(buf, start, pos, attributes, 0)
         elif key == RESOURCE_DROPPED:
-            pos = varint(buf, pos, end)[1]
+            pos = wire.varint(buf, pos, end)[1]
         else:  # entity_refs (not read) or an unknown field in an envelope
             raise Declined
-    if not has_attributes:
+    if not attributes:  # convert.py: a fresh {} for a resource without attributes, not remembered
         return {}
     if len(_resources) >= MAX_CACHED_RESOURCES:
         _resources.clear()
@@ -207,8 +187,8 @@ def _scope_spans(buf: bytes, pos: int, end: int, resource: dict[str, Any], out: 
     scope_name, scope_version = _scope(buf, start, stop)
     invalid = 0
     while pos < end:
-        key, pos = tag(buf, pos, end)
-        start, pos = length(buf, pos, end)
+        key, pos = wire.tag(buf, pos, end)
+        start, pos = wire.length(buf, pos, end)
         if key == SS_SPANS:
             record = _span(buf, start, pos, resource, scope_name, scope_version)
             if record is None:
@@ -221,16 +201,16 @@ def _scope_spans(buf: bytes, pos: int, end: int, resource: dict[str, Any], out: 
 def _scope(buf: bytes, pos: int, end: int) -> tuple[str, str]:
     name = version = ""
     while pos < end:
-        key, pos = tag(buf, pos, end)
+        key, pos = wire.tag(buf, pos, end)
         if key == SCOPE_NAME:
-            name, pos = text(buf, pos, end)
+            name, pos = wire.text(buf, pos, end)
         elif key == SCOPE_VERSION:
-            version, pos = text(buf, pos, end)
+            version, pos = wire.text(buf, pos, end)
         elif key == SCOPE_ATTRIBUTES:  # not carried, but upb validates them
-            start, pos = length(buf, pos, end)
-            key_value(buf, start, pos, {}, 0)
+            start, pos = wire.length(buf, pos, end)
+            wire.key_value(buf, start, pos, {}, 0)
         elif key == SCOPE_DROPPED:
-            pos = varint(buf, pos, end)[1]
+            pos = wire.varint(buf, pos, end)[1]
         else:
             raise Declined
     return name, version
@@ -246,47 +226,45 @@ def _span(buf: bytes, pos: int, end: int, resource: dict[str, Any], scope_name: 
     events: list[SpanEvent] = []
     seen_status = False
     while pos < end:
-        key, pos = tag(buf, pos, end)
+        key, pos = wire.tag(buf, pos, end)
         if key == SPAN_ATTRIBUTES:
-            start, pos = length(buf, pos, end)
-            key_value(buf, start, pos, attributes, 0)
+            start, pos = wire.length(buf, pos, end)
+            wire.key_value(buf, start, pos, attributes, 0)
         elif key == SPAN_TRACE_ID:
-            start, pos = length(buf, pos, end)
+            start, pos = wire.length(buf, pos, end)
             trace_id = buf[start:pos]
         elif key == SPAN_SPAN_ID:
-            start, pos = length(buf, pos, end)
+            start, pos = wire.length(buf, pos, end)
             span_id = buf[start:pos]
         elif key == SPAN_PARENT_SPAN_ID:
-            start, pos = length(buf, pos, end)
+            start, pos = wire.length(buf, pos, end)
             parent = buf[start:pos]
         elif key == SPAN_NAME:
-            name, pos = text(buf, pos, end)
+            name, pos = wire.text(buf, pos, end)
         elif key == SPAN_KIND:
             kind, pos = _enum(buf, pos, end)
         elif key == SPAN_START:
-            start_time, pos = fixed64(buf, pos, end)
+            start_time, pos = wire.fixed64(buf, pos, end)
         elif key == SPAN_END:
-            end_time, pos = fixed64(buf, pos, end)
+            end_time, pos = wire.fixed64(buf, pos, end)
         elif key == SPAN_EVENTS:
-            start, pos = length(buf, pos, end)
+            start, pos = wire.length(buf, pos, end)
             events.append(_event(buf, start, pos))
         elif key == SPAN_STATUS:
             if seen_status:
                 raise Declined
             seen_status = True
-            start, pos = length(buf, pos, end)
+            start, pos = wire.length(buf, pos, end)
             status_code, status_message = _status(buf, start, pos)
         elif key == SPAN_TRACE_STATE:
-            pos = text(buf, pos, end)[1]
+            pos = wire.text(buf, pos, end)[1]
         elif key == SPAN_LINKS:
-            start, pos = length(buf, pos, end)
+            start, pos = wire.length(buf, pos, end)
             _link(buf, start, pos)
-        elif key in (SPAN_DROPPED_ATTRIBUTES, SPAN_DROPPED_EVENTS, SPAN_DROPPED_LINKS):
-            pos = varint(buf, pos, end)[1]
-        elif key == SPAN_FLAGS:
-            pos = skip(buf, pos, end, key)
+        elif key in (SPAN_DROPPED_ATTRIBUTES, SPAN_DROPPED_EVENTS, SPAN_DROPPED_LINKS, SPAN_FLAGS):
+            pos = wire.skip(buf, pos, end, key)
         else:
-            pos = other(buf, pos, end, key, _SPAN_FIELDS)
+            pos = wire.other(buf, pos, end, key, _SPAN_FIELDS)
     if (len(trace_id) != 16 or len(span_id) != 8 or trace_id == _ZERO_TRACE or span_id == _ZERO_SPAN
             or (parent and len(parent) != 8)):
         return None
@@ -296,7 +274,7 @@ def _span(buf: bytes, pos: int, end: int, resource: dict[str, Any], scope_name: 
 
 
 def _enum(buf: bytes, pos: int, end: int) -> tuple[int, int]:
-    value, pos = varint(buf, pos, end)
+    value, pos = wire.varint(buf, pos, end)
     if value >= _ENUM_LIMIT:  # a negative int32: upb's truncation is not worth copying
         raise Declined
     return value, pos
@@ -307,18 +285,18 @@ def _event(buf: bytes, pos: int, end: int) -> SpanEvent:
     time = 0
     attributes: dict[str, Any] = {}
     while pos < end:
-        key, pos = tag(buf, pos, end)
+        key, pos = wire.tag(buf, pos, end)
         if key == EVENT_ATTRIBUTES:
-            start, pos = length(buf, pos, end)
-            key_value(buf, start, pos, attributes, 0)
+            start, pos = wire.length(buf, pos, end)
+            wire.key_value(buf, start, pos, attributes, 0)
         elif key == EVENT_NAME:
-            name, pos = text(buf, pos, end)
+            name, pos = wire.text(buf, pos, end)
         elif key == EVENT_TIME:
-            time, pos = fixed64(buf, pos, end)
+            time, pos = wire.fixed64(buf, pos, end)
         elif key == EVENT_DROPPED:
-            pos = varint(buf, pos, end)[1]
+            pos = wire.varint(buf, pos, end)[1]
         else:
-            pos = other(buf, pos, end, key, _EVENT_FIELDS)
+            pos = wire.other(buf, pos, end, key, _EVENT_FIELDS)
     return _new_event(name, time, attributes)
 
 
@@ -326,28 +304,26 @@ def _status(buf: bytes, pos: int, end: int) -> tuple[int, str]:
     code = 0
     message = ""
     while pos < end:
-        key, pos = tag(buf, pos, end)
+        key, pos = wire.tag(buf, pos, end)
         if key == STATUS_MESSAGE:
-            message, pos = text(buf, pos, end)
+            message, pos = wire.text(buf, pos, end)
         elif key == STATUS_CODE:
             code, pos = _enum(buf, pos, end)
         else:
-            pos = other(buf, pos, end, key, _STATUS_FIELDS)
+            pos = wire.other(buf, pos, end, key, _STATUS_FIELDS)
     return code, message
 
 
 def _link(buf: bytes, pos: int, end: int) -> None:
     """Links are not carried (convert.py), but upb validates their strings and attributes."""
     while pos < end:
-        key, pos = tag(buf, pos, end)
-        if key in (LINK_TRACE_ID, LINK_SPAN_ID):
-            pos = length(buf, pos, end)[1]
+        key, pos = wire.tag(buf, pos, end)
+        if key in (LINK_TRACE_ID, LINK_SPAN_ID, LINK_DROPPED, LINK_FLAGS):
+            pos = wire.skip(buf, pos, end, key)
         elif key == LINK_TRACE_STATE:
-            pos = text(buf, pos, end)[1]
+            pos = wire.text(buf, pos, end)[1]
         elif key == LINK_ATTRIBUTES:
-            start, pos = length(buf, pos, end)
-            key_value(buf, start, pos, {}, 0)
-        elif key in (LINK_DROPPED, LINK_FLAGS):
-            pos = skip(buf, pos, end, key)
+            start, pos = wire.length(buf, pos, end)
+            wire.key_value(buf, start, pos, {}, 0)
         else:
-            pos = other(buf, pos, end, key, _LINK_FIELDS)
+            pos = wire.other(buf, pos, end, key, _LINK_FIELDS)
