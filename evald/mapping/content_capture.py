@@ -38,11 +38,14 @@ def annotate(trace: AssembledTrace, result: MappingResult) -> MappingResult:
     scopes = _scopes(trace)
     distinct = tuple(dict.fromkeys(scopes.values()))  # the trace's instrumentation scopes, once each
     marker: list[str | None] | None = None  # scanned lazily, once
+    clean: set[int] = set()  # ids of the messages checked unmasked: a trace's cases share their messages
     cases: list[EvalCase] = []
-    for case in result.cases:
+    same = True  # every case the mapper's own object (its metadata completed in place): the result is unchanged
+    for original in result.cases:
+        case = original
         if case.tool_calls and any(_masked_call(t) for t in case.tool_calls):
             case = replace(case, tool_calls=tuple(_unmasked(t) for t in case.tool_calls))
-        if case.messages and any(_masked_message(m) for m in case.messages):
+        if case.messages and _any_masked(case.messages, clean):
             case = replace(case, messages=tuple(_unmasked_message(m) for m in case.messages))
         has_input = bool(case.input)
         has_output = bool(case.output) or bool(case.tool_calls) or case.error
@@ -58,8 +61,24 @@ def annotate(trace: AssembledTrace, result: MappingResult) -> MappingResult:
         span_scope = scopes.get(case.span_id or "", "")
         ordered = (span_scope, *distinct) if span_scope else distinct
         instrumentation = detect(ordered, _convention(case)).id
-        cases.append(_with(case, status, instrumentation, found))
+        case = _with(case, status, instrumentation, found)
+        same = same and case is original
+        cases.append(case)
+    if same:
+        return result
     return MappingResult(cases=tuple(cases), not_evaluable=result.not_evaluable, warnings=result.warnings)
+
+
+def _any_masked(messages: tuple[Message, ...], clean: set[int]) -> bool:
+    """Whether a message is masked (see ``_masked_message``); remembers the ids of those found clean."""
+    for message in messages:
+        key = id(message)
+        if key in clean:
+            continue
+        if _masked_message(message):
+            return True
+        clean.add(key)
+    return False
 
 
 def _scopes(trace: AssembledTrace) -> dict[str, str]:
