@@ -23,7 +23,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from evald.errors import EvaldError
 from evald.model import SignalBatch
-from evald.receivers import wire_traces
+from evald.receivers import wire_logs, wire_traces
 from evald.receivers.convert import REASONS, Converted, convert_logs, convert_traces
 from evald.receivers.otlp_json import parse_logs_json, parse_traces_json
 
@@ -50,6 +50,9 @@ def read_signal_file(path: Path) -> SignalBatch:
     kind = "ExportLogsServiceRequest" if logs else "ExportTraceServiceRequest"
     what = f"{path.name}: not {'a binary' if binary else 'an OTLP/JSON'} {kind}"
     if logs:
+        if binary and (fast_logs := wire_logs.decode_or_none(data)) is not None:  # None: decoded below
+            _require_records(fast_logs, "log records", what)
+            return SignalBatch(logs=fast_logs.records, source=SOURCE)
         log_request = _parse(ExportLogsServiceRequest(), data, what) if binary else _json(parse_logs_json, data, what)
         if not log_request.resource_logs:
             raise NotOtlpDocumentError(f"{what} (no resourceLogs)")

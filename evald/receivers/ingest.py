@@ -60,7 +60,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from evald.errors import PermanentError, QueueFullError
 from evald.interfaces import TraceConsumer
 from evald.model import ConsumeResult, Delivery, LogRecord, SignalBatch, SpanRecord
-from evald.receivers import wire_traces
+from evald.receivers import wire_logs, wire_traces
 from evald.receivers.convert import Converted, convert_logs, convert_traces
 from evald.receivers.converted import UNDECODABLE
 from evald.receivers.otlp_json import parse_logs_json_salvaging, parse_traces_json_salvaging
@@ -129,6 +129,8 @@ def decode_traces(body: bytes, encoding: Encoding) -> Converted[SpanRecord]:
 
 
 def decode_logs(body: bytes, encoding: Encoding) -> Converted[LogRecord]:
+    if encoding == "protobuf" and (fast := wire_logs.decode_or_none(body)) is not None:
+        return fast  # as in decode_traces
     try:
         if encoding == "json":
             request, lost = parse_logs_json_salvaging(body)

@@ -185,7 +185,7 @@ def key_value(buf: bytes, pos: int, end: int, into: dict[str, Any], depth: int) 
                 raise Declined
             seen_value = True
             start, pos = length(buf, pos, end)
-            value = _any_value(buf, start, pos, depth)
+            value = any_value(buf, start, pos, depth)
         elif key == KV_KEY_STRINDEX:
             pos = varint(buf, pos, end)[1]
         else:
@@ -193,7 +193,7 @@ def key_value(buf: bytes, pos: int, end: int, into: dict[str, Any], depth: int) 
     into[name] = value
 
 
-def _any_value(buf: bytes, pos: int, end: int, depth: int) -> Any:
+def any_value(buf: bytes, pos: int, end: int, depth: int) -> Any:
     """convert.py's ``any_value``: the last member of the oneof wins; a message member after any member declines."""
     if depth > MAX_VALUE_DEPTH:
         raise Declined
@@ -238,7 +238,7 @@ def _array(buf: bytes, pos: int, end: int, depth: int) -> list[Any]:
         key, pos = tag(buf, pos, end)
         if key == LIST_VALUES:
             start, pos = length(buf, pos, end)
-            out.append(_any_value(buf, start, pos, depth))
+            out.append(any_value(buf, start, pos, depth))
         else:
             pos = other(buf, pos, end, key, _LIST_FIELDS)
     return out

@@ -30,8 +30,6 @@ from evald.receivers.convert import MAX_CACHED_RESOURCES
 from evald.receivers.converted import INVALID_ID, Converted
 from evald.receivers.wire import FIXED32, FIXED64, LEN, VARINT, Declined
 
-__all__ = ["Declined", "compiled", "decode_or_none", "decode_trace_request", "enabled"]
-
 # (field number << 3) | wire type of every field read; tests/receivers/test_wire_traces.py checks them
 REQUEST_RESOURCE_SPANS: Final = 1 << 3 | LEN
 RS_RESOURCE: Final = 1 << 3 | LEN
@@ -126,7 +124,7 @@ def decode_trace_request(body: bytes) -> Converted[SpanRecord]:
     return Converted(tuple(out), {INVALID_ID: invalid} if invalid else {})
 
 
-def _singular(buf: bytes, pos: int, end: int, single: int, repeated: int, schema_url: int) -> tuple[int, int]:
+def singular(buf: bytes, pos: int, end: int, single: int, repeated: int, schema_url: int) -> tuple[int, int]:
     """Pass 1 over ResourceSpans / ScopeSpans (the resource or scope may follow the lists): (start, stop) of the
     singular sub-message ``single``, (0, 0) when absent; validates the envelope's other fields."""
     start = stop = 0
@@ -148,8 +146,8 @@ def _singular(buf: bytes, pos: int, end: int, single: int, repeated: int, schema
 
 def _resource_spans(buf: bytes, pos: int, end: int, out: list[SpanRecord]) -> int:
     """Append the ResourceSpans' valid spans to ``out``; returns how many had invalid ids."""
-    start, stop = _singular(buf, pos, end, RS_RESOURCE, RS_SCOPE_SPANS, RS_SCHEMA_URL)
-    resource = _resource(buf, start, stop) if stop else {}
+    start, stop = singular(buf, pos, end, RS_RESOURCE, RS_SCOPE_SPANS, RS_SCHEMA_URL)
+    resource = resource_attributes(buf, start, stop) if stop else {}
     invalid = 0
     while pos < end:  # pass 2: every field was checked by pass 1
         key, pos = wire.tag(buf, pos, end)
@@ -159,7 +157,8 @@ def _resource_spans(buf: bytes, pos: int, end: int, out: list[SpanRecord]) -> in
     return invalid
 
 
-def _resource(buf: bytes, pos: int, end: int) -> dict[str, Any]:
+def resource_attributes(buf: bytes, pos: int, end: int) -> dict[str, Any]:
+    """A Resource's attributes: one dict per distinct resource (bounded memo, as convert.py); also for wire_logs."""
     key_bytes = buf[pos:end]
     found = _resources.get(key_bytes)
     if found is not None:
@@ -183,8 +182,8 @@ def _resource(buf: bytes, pos: int, end: int) -> dict[str, Any]:
 
 
 def _scope_spans(buf: bytes, pos: int, end: int, resource: dict[str, Any], out: list[SpanRecord]) -> int:
-    start, stop = _singular(buf, pos, end, SS_SCOPE, SS_SPANS, SS_SCHEMA_URL)
-    scope_name, scope_version = _scope(buf, start, stop)
+    start, stop = singular(buf, pos, end, SS_SCOPE, SS_SPANS, SS_SCHEMA_URL)
+    scope_name, scope_version = scope_fields(buf, start, stop)
     invalid = 0
     while pos < end:
         key, pos = wire.tag(buf, pos, end)
@@ -198,7 +197,8 @@ def _scope_spans(buf: bytes, pos: int, end: int, resource: dict[str, Any], out: 
     return invalid
 
 
-def _scope(buf: bytes, pos: int, end: int) -> tuple[str, str]:
+def scope_fields(buf: bytes, pos: int, end: int) -> tuple[str, str]:
+    """An InstrumentationScope's (name, version); its attributes are validated, not kept."""
     name = version = ""
     while pos < end:
         key, pos = wire.tag(buf, pos, end)
