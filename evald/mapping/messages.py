@@ -30,6 +30,7 @@ from evald.mapping.values import (
     is_mapping,
     parse_json_container,
     parse_structured,
+    plain,
 )
 from evald.model import LogRecord, SpanRecord
 
@@ -96,9 +97,10 @@ def parse_system_instructions(value: Any) -> str | None:
     return "\n".join(texts) or None
 
 
-def message_from_dict(data: Mapping[str, Any], default_role: str = "user") -> list[Message]:
+def message_from_dict(message: Mapping[str, Any], default_role: str = "user") -> list[Message]:
     """One message dict (parts, OpenAI or event-body form) -> messages; each tool response becomes its own
     ``tool`` message so that it keeps its call id."""
+    data = plain(message)
     role = data.get("role")
     role = (as_str(role) if role is not None else None) or default_role
     name = data.get("name")
@@ -156,6 +158,11 @@ def _collect_part(part: Any, texts: list[str], calls: list[ToolCall], responses:
             return
         if not is_mapping(part):
             return
+    _collect_dict_part(plain(part), texts, calls, responses)
+
+
+def _collect_dict_part(part: dict[str, Any], texts: list[str], calls: list[ToolCall],
+                       responses: list[tuple[str | None, str | None]]) -> None:
     kind = part.get("type")
     if not isinstance(kind, str):
         kind = None
@@ -241,7 +248,7 @@ def event_payload(attributes: Mapping[str, Any], body: Any) -> dict[str, Any]:
 def parse_indexed(attributes: Mapping[str, Any], prefix: str, default_role: str) -> list[Message]:
     """OpenLLMetry's flattened ``{prefix}{i}.role|content|tool_call_id`` and ``{prefix}{i}.tool_calls.{j}.*``."""
     rows: dict[int, dict[str, Any]] = {}
-    for key, value in attributes.items():
+    for key, value in plain(attributes).items():
         if not key.startswith(prefix):
             continue
         head, _, rest = key[len(prefix):].partition(".")
@@ -264,15 +271,15 @@ def parse_indexed(attributes: Mapping[str, Any], prefix: str, default_role: str)
 def call_content(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> CallContent:
     """Input, output and system prompt of one span, first found in the order of standards 1.8: message
     attributes on the span, then on its log records, then per-message events, then the legacy prompt forms."""
-    attrs = span.attributes
+    attrs = plain(span.attributes)
     events: list[tuple[str, Mapping[str, Any]]] = []
-    sources: list[Mapping[str, Any]] = [attrs]
+    sources: list[dict[str, Any]] = [attrs]
     if logs or span.events:  # else the span's attributes are the only source (the usual case): no events to read
         payloads = [event_payload(log.attributes, log.body) for log in logs]
         events = [(e.name, e.attributes) for e in span.events]
         events += [(log.event_name or as_str(p.get("event.name")) or "", p)
                    for log, p in zip(logs, payloads, strict=True)]
-        sources += [*(e.attributes for e in span.events if e.name == sc.EVENT_INFERENCE_DETAILS), *payloads]
+        sources += [*(plain(e.attributes) for e in span.events if e.name == sc.EVENT_INFERENCE_DETAILS), *payloads]
     ev_in, ev_out = parse_message_events(events) if events else ([], [])
     inputs = (_first_nonempty(sources, sc.INPUT_MESSAGES, "user") or ev_in
               or parse_indexed(attrs, sc.PROMPT_PREFIX, "user") or parse_messages(attrs.get(sc.PROMPT)))
@@ -294,7 +301,7 @@ def call_content(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> CallConten
     return new_call_content(tuple(inputs), tuple(outputs), system, reasons)
 
 
-def _first_nonempty(sources: Sequence[Mapping[str, Any]], key: str, default_role: str) -> list[Message]:
+def _first_nonempty(sources: Sequence[dict[str, Any]], key: str, default_role: str) -> list[Message]:
     """The messages of the first source whose ``key`` attribute holds any."""
     for source in sources:
         if found := parse_messages(source.get(key), default_role):

@@ -18,7 +18,7 @@ from typing import Any, Final
 from evald.case import Document, Message
 from evald.mapping.case_parts import ID_KEYS, SCORE_KEYS
 from evald.mapping.messages import message_from_dict
-from evald.mapping.values import as_count, as_dict, as_float, as_str, as_text, is_mapping, parse_structured
+from evald.mapping.values import as_count, as_dict, as_float, as_str, as_text, is_mapping, parse_structured, plain
 from evald.model import STATUS_ERROR, STATUS_OK, SpanRecord
 
 SPAN_KIND: Final = "openinference.span.kind"
@@ -98,9 +98,10 @@ def normalize_role(role: Any) -> str | None:
     return _ROLE_ALIASES.get(key, key)
 
 
-def indexed(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
+def indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
     """The items of a flattened list ``prefix.{i}.*`` (and/or ``attrs[prefix]`` as array, kvlist or JSON), each
     one a nested dict, in index order. Non-dict items are dropped."""
+    attrs = plain(attributes)
     root: dict[str, Any] = {}
     base = parse_structured(attrs.get(prefix))
     if isinstance(base, list):
@@ -126,7 +127,7 @@ def items(node: Any) -> list[Any]:
     if isinstance(node, list):
         return node
     if is_mapping(node):
-        keyed = [(int(k), v) for k, v in node.items() if isinstance(k, str) and k.isdigit()]
+        keyed = [(int(k), v) for k, v in plain(node).items() if isinstance(k, str) and k.isdigit()]
         return [v for _, v in sorted(keyed, key=lambda kv: kv[0])]
     return []
 
@@ -166,7 +167,7 @@ def _insert(node: dict[str, Any], path: list[str], value: Any) -> None:
         node[last] = value
 
 
-def _inner(item: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+def _inner(item: dict[str, Any], key: str) -> dict[str, Any]:
     """``item[key]`` when it is a dict (``{"message": {...}}``), else the item itself (already unwrapped)."""
     inner = item.get(key)
     return inner if isinstance(inner, dict) else item
@@ -196,7 +197,7 @@ def messages(attrs: Mapping[str, Any], prefix: str, default_role: str) -> list[M
     return out
 
 
-def _tool_call_dict(call: Mapping[str, Any]) -> dict[str, Any] | None:
+def _tool_call_dict(call: dict[str, Any]) -> dict[str, Any] | None:
     function = call.get("function")
     function = function if isinstance(function, dict) else {}
     name, arguments, call_id = function.get("name"), function.get("arguments"), call.get("id")

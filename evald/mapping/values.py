@@ -38,6 +38,14 @@ def is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
     return isinstance(value, Mapping)
 
 
+def plain(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """``mapping`` itself when it is a dict (what OTLP conversion and JSON produce), else a dict of its items.
+
+    Compiled, reads of a dict-typed value (``get``, ``in``, ``items()``) are direct C calls; on a value typed
+    ``Mapping`` each ``get`` is a method lookup and a generic call. Hot readers take their input through this."""
+    return mapping if isinstance(mapping, dict) else dict(mapping)
+
+
 #: a Python object's repr (``StopEvent(result=...)``, ``AgentOutput()``): a framework's internal value, not prose
 _OBJECT_REPR = re.compile(r"[A-Z][A-Za-z0-9_]*\((?:[a-z_][A-Za-z0-9_]*=|\))|<[\w.]+ object at 0x[0-9a-fA-F]+>$")
 _ESCAPED_CODE_UNIT = re.compile(r"\\u([0-9a-fA-F]{4})(?:\\u([dD][c-fC-F][0-9a-fA-F]{2}))?")
