@@ -100,12 +100,20 @@ _LITERAL_NAMES = frozenset({"True", "False", "None", "set", "true", "false", "nu
 
 def _starts_with_a_name(text: str) -> bool:
     """Whether neither ``json.loads`` nor ``ast.literal_eval`` can accept ``text`` because its first element (after
-    the opening brackets) is a name no literal has, as in ``[kb-001] Refund ...`` or ``{key}: {value}`` (templates
-    and prose that start with a bracket: the failed Python parse is the costly part). Only ASCII names count;
-    anything else (a comment, a line continuation, a string prefix) is left to the parsers."""
+    the opening brackets and comments) is a name no literal has, as in ``[kb-001] Refund ...``, ``{key}: {value}``
+    or DSPy's ``[[ ## question ## ]]\nWhat ...`` (templates and prose that start with a bracket: the failed Python
+    parse is the costly part). Only ASCII names count; anything else (a line continuation, a string prefix) is left
+    to the parsers. JSON has no names there and no comments."""
     i, n = 0, len(text)
-    while i < n and text[i] in "[{( \t\n\r\f":
-        i += 1
+    while i < n:
+        c = text[i]
+        if c in "[{( \t\n\r\f":
+            i += 1
+        elif c == "#" and i > 0:  # a comment inside the opening bracket (text[0]) runs to the end of its line
+            while i < n and text[i] != "\n" and text[i] != "\r":
+                i += 1
+        else:
+            break
     if i == n or not (text[i].isascii() and (text[i].isalpha() or text[i] == "_")):
         return False
     j = i

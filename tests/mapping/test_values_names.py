@@ -15,8 +15,8 @@ from evald.mapping.values import _starts_with_a_name, parse_structured
 
 _PIECES = ["[", "{", "(", " ", "\n", "\t", "\f", "kb", "True", "False", "None", "set", "set()", "true", "null",
            "NaN", "Infinity", "r", "b", "rb", "f", "'x'", '"y"', ",", ":", "]", "}", ")", "-", "1", "0x1", "j", "#",
-           "\\\n", "_", "not ", "lambda", "é", "\U0001d42c\U0001d41e\U0001d42d", "x", "+", ".", "...", "*", "u",
-           "Ellipsis", "if", "else", "for", "in"]
+           "\\\n", "# c\n", "# c\r", "_", "not ", "lambda", "é", "\U0001d42c\U0001d41e\U0001d42d", "x", "+", ".", "...",
+           "*", "u", "Ellipsis", "if", "else", "for", "in"]
 
 
 def _accepts(text: str) -> bool:
@@ -36,7 +36,9 @@ def _accepts(text: str) -> bool:
     ("{key}: {value}", True),
     ("{metadata_str}\n\n{content}", True),
     ("(x for x in y)", True),
-    ("[[ ## answer ## ]]\nParis", False),  # a comment: left to the parser
+    ("[[ ## answer ## ]]\nParis", True),  # DSPy's field markers: a comment, then a name
+    ("[ # a comment\n 1]", False),
+    ("[1, # a comment\n kb]", False),  # only the first element is looked at
     ("[True, None]", False),
     ("[set()]", False),
     ("[r'a']", False),  # a string prefix
