@@ -26,9 +26,12 @@ from evald.mapping import vendor_payloads as vendor
 from evald.mapping.case_parts import (
     ToolLedger,
     answered_model,
+    duration_ms,
     extent_ms,
+    is_root,
     lineage,
     present,
+    service_name,
     span_end,
     sum_known,
     tool_result,
@@ -125,12 +128,12 @@ class GenAISemconvMapper:
         return new_eval_case(
             input=call.input_text, output=call.output_text, messages=call.messages,
             tool_calls=tuple(tools.get(c.id, c) if c.id else c for c in call.requested_tools),
-            latency_ms=call.span.duration_ms, token_count=sum_known((tin, tout)), metadata=meta,
+            latency_ms=duration_ms(call.span), token_count=sum_known((tin, tout)), metadata=meta,
             trace_id=trace.trace_id, span_id=call.span.span_id, scope="llm_call",
             model=as_str(attrs.get(sc.RESPONSE_MODEL)) or request_model,
             request_model=request_model, provider=sc.provider_of(attrs),
             system_prompt=call.content.system, input_tokens=tin, output_tokens=tout, error=call.error,
-            service_name=call.span.service_name,
+            service_name=service_name(call.span),
         )
 
     def _trace_case(self, trace: AssembledTrace, spans: Sequence[SpanRecord], calls: Sequence[InferenceCall],
@@ -142,7 +145,7 @@ class GenAISemconvMapper:
         output = next((t for _, c in agents if (t := text_of(c.output, None, last=True))), None) or next(
             (t for call in reversed(calls) if (t := call.output_text)), None)
         error = any(call.error for call in calls)
-        roots = [s for s in spans if s.is_root]
+        roots = [s for s in spans if is_root(s)]
         anchor = roots[0] if roots else next(s for s in spans if s.span_id in attrs)
         last = calls[-1]
         if len(calls) == 1:  # the usual trace: its one call's usage
@@ -164,14 +167,14 @@ class GenAISemconvMapper:
         return new_eval_case(
             input=user_input, output=output, context=_documents(spans, attrs, warnings),
             messages=last.messages, tool_calls=tuple(tools.values()),
-            latency_ms=roots[0].duration_ms if len(roots) == 1 else extent_ms(spans),
+            latency_ms=duration_ms(roots[0]) if len(roots) == 1 else extent_ms(spans),
             token_count=sum_known((tin, tout)), metadata=meta, trace_id=trace.trace_id, span_id=anchor.span_id,
             scope="trace", model=answered_model(as_str(last.attrs.get(sc.RESPONSE_MODEL)),
                                                 as_str(last.attrs.get(sc.REQUEST_MODEL)), last.error),
             request_model=as_str(last.attrs.get(sc.REQUEST_MODEL)),
             provider=next((p for c in reversed(calls) if (p := sc.provider_of(c.attrs))), None),
             system_prompt=system, input_tokens=tin, output_tokens=tout, error=error,
-            service_name=anchor.service_name or next((s.service_name for s in spans if s.service_name), None),
+            service_name=service_name(anchor) or next((service_name(s) for s in spans if service_name(s)), None),
         )
 
 

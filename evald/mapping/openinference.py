@@ -27,8 +27,11 @@ from evald.mapping import openinference_fields as oi
 from evald.mapping.case_parts import (
     ToolLedger,
     answered_model,
+    duration_ms,
     extent_ms,
+    is_root,
     lineage,
+    service_name,
     span_end,
     sum_known,
 )
@@ -111,12 +114,12 @@ class OpenInferenceMapper:
         return new_eval_case(
             input=call.input_text, output=call.output_text, messages=call.messages,
             tool_calls=tuple(tools.get(c.id, c) if c.id else c for c in call.requested_tools),
-            latency_ms=call.span.duration_ms, token_count=call.token_count, cost_usd=call.cost_usd,
+            latency_ms=duration_ms(call.span), token_count=call.token_count, cost_usd=call.cost_usd,
             tags=_tags(lineage), metadata=meta,
             trace_id=trace.trace_id, span_id=call.span.span_id, scope="llm_call",
             model=call.response_model or call.request_model, request_model=call.request_model,
             provider=call.provider, system_prompt=call.system, input_tokens=call.prompt_tokens,
-            output_tokens=call.completion_tokens, error=call.error, service_name=call.span.service_name)
+            output_tokens=call.completion_tokens, error=call.error, service_name=service_name(call.span))
 
     def _trace_case(self, trace: AssembledTrace, spans: Sequence[SpanRecord], tree: _Tree,
                     calls: Sequence[LLMCall], tools: Mapping[str, ToolCall], warnings: list[str]
@@ -127,7 +130,7 @@ class OpenInferenceMapper:
         answer = next((t for f in reversed(frames) if (t := answer_text(payload(f.attributes, "output")))),
                       None) or next((t for c in reversed(calls) if (t := c.output_text)), None)
         error = any(c.error for c in calls)
-        roots = [s for s in spans if s.is_root]
+        roots = [s for s in spans if is_root(s)]
         anchor = roots[0] if roots else (frames[0] if frames else calls[0].span)
         last = calls[-1]
         prompt = sum_known(c.prompt_tokens for c in calls)
@@ -140,7 +143,7 @@ class OpenInferenceMapper:
             meta["agent_name"] = agent
         return new_eval_case(
             input=question, output=answer, context=_documents(spans, tree, warnings), messages=last.messages,
-            tool_calls=tuple(tools.values()), latency_ms=anchor.duration_ms if len(roots) == 1 else extent_ms(spans),
+            tool_calls=tuple(tools.values()), latency_ms=duration_ms(anchor) if len(roots) == 1 else extent_ms(spans),
             token_count=total, cost_usd=sum_known(c.cost_usd for c in calls), tags=_tags(spans), metadata=meta,
             trace_id=trace.trace_id, span_id=anchor.span_id,
             scope="trace", model=answered_model(last.response_model, last.request_model, last.error),
@@ -148,7 +151,7 @@ class OpenInferenceMapper:
             provider=next((p for c in reversed(calls) if (p := c.provider)), None),
             system_prompt=next((c.system for c in calls if c.system), None), input_tokens=prompt,
             output_tokens=completion, error=error,
-            service_name=anchor.service_name or next((s.service_name for s in spans if s.service_name), None))
+            service_name=service_name(anchor) or next((service_name(s) for s in spans if service_name(s)), None))
 
 
 class _Tree:

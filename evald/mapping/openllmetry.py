@@ -28,9 +28,12 @@ from evald.mapping import openllmetry_attrs as ol
 from evald.mapping.case_parts import (
     ToolLedger,
     answered_model,
+    duration_ms,
     extent_ms,
+    is_root,
     lineage,
     present,
+    service_name,
     span_end,
     sum_known,
 )
@@ -113,12 +116,12 @@ class OpenLLMetryMapper:
         return new_eval_case(
             input=call.input_text, output=call.output_text, messages=call.messages,
             tool_calls=tuple(ledger.resolve(c) for c in call.requested_tools),
-            latency_ms=call.span.duration_ms, token_count=_token_count(tin, tout, total), metadata=meta,
+            latency_ms=duration_ms(call.span), token_count=_token_count(tin, tout, total), metadata=meta,
             trace_id=trace.trace_id, span_id=call.span.span_id, scope="llm_call",
             model=as_str(attrs.get(sc.RESPONSE_MODEL)) or as_str(attrs.get(sc.REQUEST_MODEL)),
             request_model=as_str(attrs.get(sc.REQUEST_MODEL)), provider=sc.provider_of(attrs),
             system_prompt=call.content.system, input_tokens=tin, output_tokens=tout, error=call.error is not None,
-            service_name=call.span.service_name,
+            service_name=service_name(call.span),
         )
 
     def _trace_case(self, trace: AssembledTrace, spans: Sequence[SpanRecord], by_id: Mapping[str, SpanRecord],
@@ -130,7 +133,7 @@ class OpenLLMetryMapper:
         answer = next((a for s in entities if (a := _entity_answer(s))), None) or next(
             (t for c in reversed(calls) if (t := c.output_text) and _records_a_request(c)), None)
         error = next((c.error for c in calls if c.error), None)
-        roots = [s for s in spans if s.is_root]
+        roots = [s for s in spans if is_root(s)]
         anchor = roots[0] if roots else calls[0].span
         last = calls[-1]
         tin = sum_known(c.tokens[0] for c in calls)
@@ -151,7 +154,7 @@ class OpenLLMetryMapper:
         return new_eval_case(
             input=question, output=answer, context=trace_documents(spans, ids, warnings), messages=last.messages,
             tool_calls=tuple(ledger.calls.values()),
-            latency_ms=roots[0].duration_ms if len(roots) == 1 else extent_ms(spans),
+            latency_ms=duration_ms(roots[0]) if len(roots) == 1 else extent_ms(spans),
             token_count=_token_count(tin, tout, totals), metadata=meta, trace_id=trace.trace_id,
             span_id=anchor.span_id, scope="trace", model=answered_model(
                 as_str(last.attrs.get(sc.RESPONSE_MODEL)), as_str(last.attrs.get(sc.REQUEST_MODEL)),
@@ -160,7 +163,7 @@ class OpenLLMetryMapper:
             provider=next((p for c in reversed(calls) if (p := sc.provider_of(c.attrs))), None),
             system_prompt=next((c.content.system for c in calls if c.content.system), None),
             input_tokens=tin, output_tokens=tout, error=error is not None,
-            service_name=anchor.service_name or next((s.service_name for s in spans if s.service_name), None),
+            service_name=service_name(anchor) or next((service_name(s) for s in spans if service_name(s)), None),
         )
 
 
@@ -189,7 +192,7 @@ def _tool_ledger(spans: Sequence[SpanRecord], ops: Mapping[str, str], calls: Seq
 def _entity_spans(spans: Sequence[SpanRecord], by_id: Mapping[str, SpanRecord]) -> list[SpanRecord]:
     """Workflow/agent spans (and a root span carrying entity data), outermost first."""
     found = [s for s in spans if ol.span_kind(s) in _ENTITY_KINDS or (
-        s.is_root and (ol.ENTITY_INPUT in s.attributes or ol.ENTITY_OUTPUT in s.attributes))]
+        is_root(s) and (ol.ENTITY_INPUT in s.attributes or ol.ENTITY_OUTPUT in s.attributes))]
     return sorted(found, key=lambda s: (len(lineage(s, by_id)), s.start_time_unix_nano))
 
 
