@@ -17,7 +17,7 @@ warnings.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from evald import semconv as sc
 from evald.case import Document, EvalCase, ToolCall, new_eval_case, new_tool_call
@@ -42,8 +42,8 @@ from evald.mapping.messages import CallContent, call_content, event_payload, tex
 from evald.mapping.values import as_float, as_str, documents, parse_json_container, str_list
 from evald.model import STATUS_ERROR, AssembledTrace, LogRecord, SpanRecord
 
-_NO_EVENTS: frozenset[str] = frozenset()
-_USER = frozenset({"user"})
+_NO_EVENTS: Final[frozenset[str]] = frozenset()
+_USER: Final = frozenset({"user"})
 
 
 class GenAISemconvMapper:

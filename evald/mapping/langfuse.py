@@ -48,8 +48,8 @@ _INPUT_USAGE: Final = ("input", "prompt_tokens", "input_tokens", "promptTokens",
 _OUTPUT_USAGE: Final = ("output", "completion_tokens", "output_tokens", "completionTokens", "outputTokens",
                         "completion")
 _DOC_LISTS: Final = ("documents", "docs", "results", "context", "output")
-_USER = frozenset({"user"})
-_OUTPUT_ROLES = frozenset({"assistant", "model"})
+_USER: Final = frozenset({"user"})
+_OUTPUT_ROLES: Final = frozenset({"assistant", "model"})
 
 
 def operation(attrs: Mapping[str, Any]) -> str | None:

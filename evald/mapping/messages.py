@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from evald import semconv as sc
 from evald.case import Message, ToolCall, new_message, new_tool_call
@@ -34,11 +34,11 @@ from evald.mapping.values import (
 )
 from evald.model import LogRecord, SpanRecord
 
-_TEXT_TYPES = frozenset({"text", "input_text", "output_text"})
-_CALL_TYPES = frozenset({"tool_call", "function_call", "tool_use"})
-_RESPONSE_TYPES = frozenset({"tool_call_response", "tool_result", "function_call_output"})
-_SYSTEM_ROLES = frozenset({"system", "developer"})
-_LOOKS_STRUCTURED = re.compile(r"\s*(\[\s*[\[{\"']|\{\s*[\"'}])")
+_TEXT_TYPES: Final = frozenset({"text", "input_text", "output_text"})
+_CALL_TYPES: Final = frozenset({"tool_call", "function_call", "tool_use"})
+_RESPONSE_TYPES: Final = frozenset({"tool_call_response", "tool_result", "function_call_output"})
+_SYSTEM_ROLES: Final = frozenset({"system", "developer"})
+_LOOKS_STRUCTURED: Final = re.compile(r"\s*(\[\s*[\[{\"']|\{\s*[\"'}])")
 
 
 @fast_init

@@ -19,7 +19,7 @@ absent. Pure; bad data gives warnings.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from evald import semconv as sc
 from evald.case import EvalCase, new_eval_case
@@ -45,9 +45,9 @@ from evald.mapping.openllmetry_tools import tool_from_span
 from evald.mapping.values import as_str
 from evald.model import AssembledTrace, LogRecord, SpanRecord
 
-_ENTITY_KINDS = frozenset({ol.KIND_WORKFLOW, ol.KIND_AGENT})
-_SESSION_KEYS = ("session_id", "sessionId", "session", "conversation_id", "thread_id", "chat_id")
-_USER_KEYS = ("user_id", "userId", "user")
+_ENTITY_KINDS: Final = frozenset({ol.KIND_WORKFLOW, ol.KIND_AGENT})
+_SESSION_KEYS: Final = ("session_id", "sessionId", "session", "conversation_id", "thread_id", "chat_id")
+_USER_KEYS: Final = ("user_id", "userId", "user")
 
 
 class OpenLLMetryMapper:

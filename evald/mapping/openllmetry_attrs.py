@@ -40,14 +40,14 @@ _TRACELOOP: Final = "traceloop."
 _PROMPT_0: Final = "gen_ai.prompt.0."
 _COMPLETION_0: Final = "gen_ai.completion.0."
 _MARKER_INITIALS: Final = "tg"  # the first characters of the three prefixes above
-_NO_EVENTS: frozenset[str] = frozenset()
+_NO_EVENTS: Final[frozenset[str]] = frozenset()
 _ROLE_FIELDS: Final = frozenset({"user", "system", "assistant"})
 # the first releases (semconv-ai < 0.1) used llm.* names for what later became gen_ai.*
 _EARLY_PREFIXES: Final = ("llm.prompts.", "llm.completions.")
 _EARLY_NAMES: Final = {"llm.vendor": sc.SYSTEM, "llm.request.model": sc.REQUEST_MODEL,
                        "llm.response.model": sc.RESPONSE_MODEL, "llm.usage.prompt_tokens": sc.USAGE_PROMPT_TOKENS,
                        "llm.usage.completion_tokens": sc.USAGE_COMPLETION_TOKENS}
-_INDEXED = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(user|system|assistant|function_call\.name"
+_INDEXED: Final = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(user|system|assistant|function_call\.name"
                       r"|function_call\.arguments)$")
 # OpenAI's plural/legacy values -> the OTel finish reason (0.54+ already writes ``tool_call``)
 _FINISH_REASONS: Final = {"tool_calls": "tool_call", "function_call": "tool_call"}

@@ -39,7 +39,7 @@ _ANSWER_KEYS: Final = ("answer", "final_answer", "output", "response", "result",
 _INPUT_WRAPPERS: Final = ("inputs", "kwargs", "args", "input_str")
 _OUTPUT_WRAPPERS: Final = ("outputs", "output", "return_values")
 _META_KEYS: Final = frozenset({"tags", "metadata", "callbacks", "run_id", "parent_run_id", "name", LC_CLASS})
-_IDENTIFIER = re.compile(r"^[A-Za-z_][\w.\-]*$")
+_IDENTIFIER: Final = re.compile(r"^[A-Za-z_][\w.\-]*$")
 
 
 def decode(value: Any, depth: int = 0) -> Any:

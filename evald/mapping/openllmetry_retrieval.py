@@ -46,7 +46,7 @@ _DOC_LIST_KEYS: Final = ("documents", "docs", "source_documents", "input_documen
                          "context", "outputs", "output")
 # a plain dict is a document only with text and one of these (a bare {"text": ...} may be anything)
 _DOC_MARKERS: Final = ("id", "id_", "doc_id", "document_id", "score", "metadata")
-_DIGITS = re.compile(r"\.(\d+)\.")
+_DIGITS: Final = re.compile(r"\.(\d+)\.")
 
 
 def trace_documents(spans: Sequence[SpanRecord], skip: frozenset[str], warnings: list[str]) -> tuple[Document, ...]:

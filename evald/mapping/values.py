@@ -13,7 +13,7 @@ import math
 import re
 import warnings
 from collections.abc import Mapping
-from typing import Any, TypeGuard
+from typing import Any, Final, TypeGuard
 
 import orjson
 
@@ -21,7 +21,7 @@ from evald.case import Document, new_document
 from evald.mapping.masking import is_masked
 
 # literal_eval on attacker-controlled text: bounded size; deep nesting raises RecursionError, which is caught
-_MAX_LITERAL_EVAL_CHARS = 200_000
+_MAX_LITERAL_EVAL_CHARS: Final = 200_000
 #: ``is_mapping(x)``: plain dicts (what OTLP conversion and JSON produce) hit the fast exact-type check
 #: before the slower ABC check for other mappings; ``is_mapping`` also answers the other usual values without it.
 MAPPING = (dict, Mapping)
@@ -47,8 +47,8 @@ def plain(mapping: Mapping[str, Any]) -> dict[str, Any]:
 
 
 #: a Python object's repr (``StopEvent(result=...)``, ``AgentOutput()``): a framework's internal value, not prose
-_OBJECT_REPR = re.compile(r"[A-Z][A-Za-z0-9_]*\((?:[a-z_][A-Za-z0-9_]*=|\))|<[\w.]+ object at 0x[0-9a-fA-F]+>$")
-_ESCAPED_CODE_UNIT = re.compile(r"\\u([0-9a-fA-F]{4})(?:\\u([dD][c-fC-F][0-9a-fA-F]{2}))?")
+_OBJECT_REPR: Final = re.compile(r"[A-Z][A-Za-z0-9_]*\((?:[a-z_][A-Za-z0-9_]*=|\))|<[\w.]+ object at 0x[0-9a-fA-F]+>$")
+_ESCAPED_CODE_UNIT: Final = re.compile(r"\\u([0-9a-fA-F]{4})(?:\\u([dD][c-fC-F][0-9a-fA-F]{2}))?")
 
 
 def parse_structured(value: Any) -> Any:
@@ -95,7 +95,7 @@ def parse_structured(value: Any) -> Any:
 
 
 #: the names a JSON or Python literal may start an element with (``set()``; a string prefix is followed by a quote)
-_LITERAL_NAMES = frozenset({"True", "False", "None", "set", "true", "false", "null", "NaN", "Infinity"})
+_LITERAL_NAMES: Final = frozenset({"True", "False", "None", "set", "true", "false", "null", "NaN", "Infinity"})
 
 
 def _starts_with_a_name(text: str) -> bool:
