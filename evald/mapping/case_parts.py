@@ -153,13 +153,18 @@ class ToolLedger:
     def add_call(self, inputs: Sequence[Message], requested: Iterable[ToolCall]) -> None:
         """A model call: in its input, the tool calls of the current turn (after the last user message; earlier
         turns only complete known ids) and the tool responses; then the tool calls its output requested."""
-        turn = max((i for i, m in enumerate(inputs) if m.role == "user"), default=-1)
+        turn = -1  # the last user message (loops, not generators: compiled, a generator is an object per call)
+        for i, message in enumerate(inputs):
+            if message.role == "user":
+                turn = i
         unanswered: list[str] = []  # call ids of the last message that requested calls, not yet answered
         for i, message in enumerate(inputs):
-            if message.tool_calls:  # their ledger keys: the id, else the id-less entry of the same call
-                unanswered = [k for c in message.tool_calls if (k := c.id or self._anonymous(c))]
-            for call in (c for c in message.tool_calls if c.id):
-                self.add(call, create=i > turn)
+            calls = message.tool_calls
+            if calls:  # their ledger keys: the id, else the id-less entry of the same call
+                unanswered = [k for c in calls if (k := c.id or self._anonymous(c))]
+                for call in calls:
+                    if call.id:
+                        self.add(call, create=i > turn)
             if message.role == "tool" and message.content is not None:
                 self._add_response(message, unanswered)
         for call in requested:
