@@ -36,22 +36,25 @@ def annotate(trace: AssembledTrace, result: MappingResult) -> MappingResult:
     if not result.cases:
         return result
     scopes = _scopes(trace)
-    distinct = tuple(dict.fromkeys(scopes.values()))  # the trace's instrumentation scopes, once each
+    distinct = _distinct(scopes)  # the trace's instrumentation scopes, once each
     marker: list[str | None] | None = None  # scanned lazily, once
     clean: set[int] = set()  # ids of the messages checked unmasked: a trace's cases share their messages
     cases: list[EvalCase] = []
     same = True  # every case the mapper's own object (its metadata completed in place): the result is unchanged
     for original in result.cases:
         case = original
-        if case.tool_calls and any(_masked_call(t) for t in case.tool_calls):
-            case = replace(case, tool_calls=tuple(_unmasked(t) for t in case.tool_calls))
-        if case.messages and _any_masked(case.messages, clean):
-            case = replace(case, messages=tuple(_unmasked_message(m) for m in case.messages))
+        tool_calls, messages = case.tool_calls, case.messages  # each field read once (a generic attribute read)
+        if tool_calls and any(_masked_call(t) for t in tool_calls):
+            tool_calls = tuple(_unmasked(t) for t in tool_calls)
+            case = replace(case, tool_calls=tool_calls)
+        if messages and _any_masked(messages, clean):
+            case = replace(case, messages=tuple(_unmasked_message(m) for m in messages))
         has_input = bool(case.input)
-        has_output = bool(case.output) or bool(case.tool_calls) or case.error
+        has_any_output = bool(case.output)
+        has_output = has_any_output or bool(tool_calls) or case.error
         if has_input and has_output:
             status, found = "full", None
-        elif has_input or bool(case.output):
+        elif has_input or has_any_output:
             status, found = "partial", None
         else:
             if marker is None:
@@ -82,7 +85,22 @@ def _any_masked(messages: tuple[Message, ...], clean: set[int]) -> bool:
 
 
 def _scopes(trace: AssembledTrace) -> dict[str, str]:
-    return {s.span_id: s.scope_name for s in trace.spans if s.scope_name}
+    out: dict[str, str] = {}
+    for span in trace.spans:
+        if name := span.scope_name:
+            out[span.span_id] = name
+    return out
+
+
+def _distinct(scopes: dict[str, str]) -> tuple[str, ...]:
+    """The scope names in first-seen order, once each (``tuple(dict.fromkeys(...))`` without its method call)."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for name in scopes.values():
+        if name not in seen:
+            seen.add(name)
+            out.append(name)
+    return tuple(out)
 
 
 def _convention(case: EvalCase) -> str | None:
