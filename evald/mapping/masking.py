@@ -65,7 +65,7 @@ def _scan(value: Any, depth: int, budget: list[int]) -> str | None:
         if ("REDACTED" in value or "Scrubbed due to" in value or "<elided>" in value) and value[:1] in "[{":
             return _scan_json(value, depth, budget)
         return None
-    if isinstance(value, Mapping):
+    if isinstance(value, (dict, Mapping)):  # compiled: a dict is one C check, without the ABC one
         return next((f for v in value.values() if (f := _scan(v, depth + 1, budget)) is not None), None)
     if isinstance(value, (list, tuple)):
         return next((f for v in value if (f := _scan(v, depth + 1, budget)) is not None), None)

@@ -108,7 +108,7 @@ class OpenInferenceMapper:
         meta: dict[str, Any] = {"convention": self.name, "span_kind": oi.LLM, **span_end(call.span),
                                 **_context(lineage[:1], lineage)}
         for key, value in (("response_id", call.response_id), ("finish_reasons", list(call.finish_reasons)),
-                           ("invocation_parameters", scalar_parameters(call.span.attributes))):
+                           ("invocation_parameters", scalar_parameters(call))):
             if value:
                 meta[key] = value
         return new_eval_case(

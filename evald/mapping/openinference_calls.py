@@ -19,7 +19,7 @@ from evald.case import Message, ToolCall
 from evald.mapping import openinference_fields as oi
 from evald.mapping.messages import is_system_role, message_from_dict, text_of
 from evald.mapping.openinference_payloads import messages_of, output_messages_of, payload, response_info, user_text
-from evald.mapping.values import as_dict, as_str, str_list
+from evald.mapping.values import as_dict, as_str, is_mapping, plain, str_list
 from evald.model import SpanRecord
 
 _USER: Final = frozenset({"user"})
@@ -33,13 +33,14 @@ class LLMCall:
     ``object.__setattr__`` (~22k instructions per call, about 2% of the mapping of the full mix)."""
 
     __slots__ = ("span", "inputs", "outputs", "system", "prompt_tokens", "completion_tokens", "total_tokens",
-                 "request_model", "response_model", "provider", "response_id", "finish_reasons", "error", "cost_usd")
+                 "request_model", "response_model", "provider", "response_id", "finish_reasons", "error", "cost_usd",
+                 "_parameters")
 
     def __init__(self, span: SpanRecord, inputs: tuple[Message, ...], outputs: tuple[Message, ...],
                  system: str | None, prompt_tokens: int | None, completion_tokens: int | None,
                  total_tokens: int | None, request_model: str | None, response_model: str | None,
                  provider: str | None, response_id: str | None, finish_reasons: tuple[str, ...], error: bool,
-                 cost_usd: float | None = None) -> None:
+                 cost_usd: float | None = None, parameters: dict[str, Any] | None = None) -> None:
         self.span = span
         self.inputs = inputs
         self.outputs = outputs
@@ -54,6 +55,13 @@ class LLMCall:
         self.finish_reasons = finish_reasons
         self.error = error
         self.cost_usd = cost_usd
+        self._parameters = parameters  # the span's parsed invocation parameters, once read
+
+    def parameters(self) -> dict[str, Any]:
+        """The span's ``llm.invocation_parameters`` as a dict (``{}`` when absent or unreadable), parsed once."""
+        if self._parameters is None:
+            self._parameters = _parameters(self.span.attributes)
+        return self._parameters
 
     @property
     def input_text(self) -> str | None:
@@ -91,7 +99,7 @@ class LLMCall:
             response_model=self.response_model or outer.response_model, provider=self.provider or outer.provider,
             response_id=self.response_id or outer.response_id,
             finish_reasons=self.finish_reasons or outer.finish_reasons, error=self.error or outer.error,
-            cost_usd=self.cost_usd if self.cost_usd is not None else outer.cost_usd)
+            cost_usd=self.cost_usd if self.cost_usd is not None else outer.cost_usd, parameters=self._parameters)
 
 
 def _usable(outputs: tuple[Message, ...]) -> bool:
@@ -99,7 +107,7 @@ def _usable(outputs: tuple[Message, ...]) -> bool:
 
 
 def read_call(span: SpanRecord) -> LLMCall:
-    attrs = span.attributes
+    attrs = plain(span.attributes)
     error = oi.failed(span)
     raw: dict[str, Any] = {}
 
@@ -130,16 +138,22 @@ def read_call(span: SpanRecord) -> LLMCall:
         as_str(attrs.get(oi.MODEL_NAME)) if produced or not error else None)
     system = "\n".join(m.content for m in inputs if is_system_role(m.role) and m.content) or None
     prompt, completion, total = oi.tokens(attrs)
+    params: dict[str, Any] | None = None  # parsed here only when the request model is not an attribute of its own
+    request_model = as_str(attrs.get(oi.REQUEST_MODEL_NAME))
+    if not request_model:
+        params = _parameters(attrs)
+        request_model = _request_model(attrs, params, raw_in)
     return LLMCall(
         span=span, inputs=tuple(inputs), outputs=tuple(outputs), system=system, prompt_tokens=prompt,
-        completion_tokens=completion, total_tokens=total, request_model=_request_model(attrs, raw_in),
+        completion_tokens=completion, total_tokens=total, request_model=request_model,
         response_model=response_model, provider=provider_of(attrs), response_id=response_id,
-        finish_reasons=tuple(str_list(attrs.get(oi.FINISH_REASON))), error=error, cost_usd=oi.cost_usd(attrs))
+        finish_reasons=tuple(str_list(attrs.get(oi.FINISH_REASON))), error=error, cost_usd=oi.cost_usd(attrs),
+        parameters=params)
 
 
 def _prompts(raw_in: Any) -> list[str]:
     """A completions request: ``{"prompt": ...}`` / LangChain ``{"prompts": [...]}`` / plain text."""
-    if isinstance(raw_in, Mapping):
+    if is_mapping(raw_in):
         value = raw_in.get("prompts", raw_in.get("prompt"))
         values = value if isinstance(value, list) else [value]
         return [t for v in values[:1] if (t := user_text(v))]
@@ -154,16 +168,17 @@ def _function_call(value: Any) -> list[Message]:
     return message_from_dict({"role": "assistant", "tool_calls": [{"function": data}]}, "assistant")
 
 
-def _request_model(attrs: Mapping[str, Any], raw_in: Callable[[], Any]) -> str | None:
-    """``llm.request.model_name``, the invocation parameters, the request body, LangChain's ``ls_model_name``
-    metadata, else ``llm.model_name`` (the best guess left)."""
-    if model := as_str(attrs.get(oi.REQUEST_MODEL_NAME)):
-        return model
-    params = as_dict(attrs.get(oi.INVOCATION_PARAMETERS)) or {}
+def _parameters(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    return as_dict(attrs.get(oi.INVOCATION_PARAMETERS)) or {}
+
+
+def _request_model(attrs: Mapping[str, Any], params: dict[str, Any], raw_in: Callable[[], Any]) -> str | None:
+    """(Without ``llm.request.model_name``:) the invocation parameters, the request body, LangChain's
+    ``ls_model_name`` metadata, else ``llm.model_name`` (the best guess left)."""
     if model := next((m for k in _MODEL_KEYS if (m := as_str(params.get(k)))), None):
         return model
     body = raw_in()
-    if isinstance(body, Mapping) and (model := as_str(body.get("model"))):
+    if is_mapping(body) and (model := as_str(body.get("model"))):
         return model
     meta = as_dict(attrs.get(oi.METADATA)) or {}
     return as_str(meta.get("ls_model_name")) or as_str(attrs.get(oi.MODEL_NAME))
@@ -174,7 +189,8 @@ def provider_of(attrs: Mapping[str, Any]) -> str | None:
     return sc.normalize_provider(attrs.get(oi.PROVIDER)) or sc.normalize_provider(attrs.get(oi.SYSTEM))
 
 
-def scalar_parameters(attrs: Mapping[str, Any]) -> dict[str, Any]:
-    """The scalar entries of ``llm.invocation_parameters`` (tools, messages and other structures are left out)."""
-    params = as_dict(attrs.get(oi.INVOCATION_PARAMETERS)) or {}
+def scalar_parameters(call: LLMCall) -> dict[str, Any]:
+    """The scalar entries of the call's ``llm.invocation_parameters`` (tools, messages and other structures are left
+    out)."""
+    params = call.parameters()
     return {k: v for k, v in params.items() if isinstance(v, (str, int, float, bool)) and not k.startswith("_")}

@@ -144,7 +144,7 @@ def _find(value: Any, keys: tuple[str, ...], wrappers: tuple[str, ...], roles: f
     if isinstance(value, str):
         text = as_text(value)
         return text if text and (free or _is_free_text(text)) else None
-    messages = messages_in(value) if isinstance(value, (list, dict, Mapping)) else None
+    messages = messages_in(value) if isinstance(value, list) or is_mapping(value) else None
     if messages is not None:
         return text_of(messages, roles, last=True)
     if is_mapping(value):

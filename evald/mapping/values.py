@@ -22,9 +22,6 @@ from evald.mapping.masking import is_masked
 
 # literal_eval on attacker-controlled text: bounded size; deep nesting raises RecursionError, which is caught
 _MAX_LITERAL_EVAL_CHARS: Final = 200_000
-#: ``is_mapping(x)``: plain dicts (what OTLP conversion and JSON produce) hit the fast exact-type check
-#: before the slower ABC check for other mappings; ``is_mapping`` also answers the other usual values without it.
-MAPPING = (dict, Mapping)
 
 
 def is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:

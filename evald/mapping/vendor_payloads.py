@@ -30,7 +30,7 @@ from typing import Any, Final
 
 from evald import semconv as sc
 from evald.mapping import langfuse as lf
-from evald.mapping.values import MAPPING, as_count, as_dict, as_list, as_str, as_text, parse_structured
+from evald.mapping.values import as_count, as_dict, as_list, as_str, as_text, is_mapping, parse_structured
 from evald.model import SpanEvent, SpanRecord
 
 EVENTS: Final = "events"
@@ -160,7 +160,7 @@ def _logfire_llm(attrs: Mapping[str, Any], extra: dict[str, Any]) -> None:
     if messages is not None:
         if response is None:  # the output, when the emitter recorded it, follows the input (OpenAI Agents SDK)
             tail = len(messages)
-            while tail > 0 and isinstance(m := messages[tail - 1], MAPPING) and m.get("role") in _OUTPUT_ROLES:
+            while tail > 0 and is_mapping(m := messages[tail - 1]) and m.get("role") in _OUTPUT_ROLES:
                 tail -= 1
             if 0 < tail < len(messages):
                 messages, outputs = messages[:tail], messages[tail:]
