@@ -39,7 +39,7 @@ from evald.mapping.case_parts import (
 )
 from evald.mapping.messages import call_content, text_of
 from evald.mapping.openllmetry_calls import LLMCall, build_calls, embedding_queries
-from evald.mapping.openllmetry_entities import answer_of, question_of
+from evald.mapping.openllmetry_entities import DecodeMemo, answer_of, question_of
 from evald.mapping.openllmetry_retrieval import trace_documents
 from evald.mapping.openllmetry_tools import tool_from_span
 from evald.mapping.values import as_str
@@ -128,9 +128,10 @@ class OpenLLMetryMapper:
                     ops: Mapping[str, str], calls: Sequence[LLMCall], ledger: ToolLedger,
                     logs: Mapping[str, Sequence[LogRecord]], warnings: list[str]) -> EvalCase | NotEvaluable:
         entities = _entity_spans(spans, by_id)
-        question = next((q for s in entities if (q := _entity_question(s))), None) or _rag_question(
+        memo: DecodeMemo = {}  # entity payloads, decoded once for the question, the answer and the documents
+        question = next((q for s in entities if (q := _entity_question(s, memo))), None) or _rag_question(
             calls, embedding_queries(spans, ops, logs)) or next((t for c in calls if (t := c.input_text)), None)
-        answer = next((a for s in entities if (a := _entity_answer(s))), None) or next(
+        answer = next((a for s in entities if (a := _entity_answer(s, memo))), None) or next(
             (t for c in reversed(calls) if (t := c.output_text) and _records_a_request(c)), None)
         error = next((c.error for c in calls if c.error), None)
         roots = [s for s in spans if is_root(s)]
@@ -152,7 +153,7 @@ class OpenLLMetryMapper:
             meta["association_properties"] = assoc
         ids = frozenset(sid for sid, op in ops.items() if sc.is_inference(op))
         return new_eval_case(
-            input=question, output=answer, context=trace_documents(spans, ids, warnings), messages=last.messages,
+            input=question, output=answer, context=trace_documents(spans, ids, warnings, memo), messages=last.messages,
             tool_calls=tuple(ledger.calls.values()),
             latency_ms=duration_ms(roots[0]) if len(roots) == 1 else extent_ms(spans),
             token_count=_token_count(tin, tout, totals), metadata=meta, trace_id=trace.trace_id,
@@ -196,18 +197,18 @@ def _entity_spans(spans: Sequence[SpanRecord], by_id: Mapping[str, SpanRecord]) 
     return sorted(found, key=lambda s: (len(lineage(s, by_id)), s.start_time_unix_nano))
 
 
-def _entity_question(span: SpanRecord) -> str | None:
+def _entity_question(span: SpanRecord, memo: DecodeMemo) -> str | None:
     attrs = span.attributes
-    if ol.ENTITY_INPUT in attrs and (text := question_of(attrs[ol.ENTITY_INPUT])):
+    if ol.ENTITY_INPUT in attrs and (text := question_of(attrs[ol.ENTITY_INPUT], memo)):
         return text
     if sc.INPUT_MESSAGES in attrs:  # an agent span in the GenAI shape (0.54+ agent instrumentations)
         return text_of(call_content(span).input, frozenset({"user"}), last=True)
     return None
 
 
-def _entity_answer(span: SpanRecord) -> str | None:
+def _entity_answer(span: SpanRecord, memo: DecodeMemo) -> str | None:
     attrs = span.attributes
-    if ol.ENTITY_OUTPUT in attrs and (text := answer_of(attrs[ol.ENTITY_OUTPUT])):
+    if ol.ENTITY_OUTPUT in attrs and (text := answer_of(attrs[ol.ENTITY_OUTPUT], memo)):
         return text
     if sc.OUTPUT_MESSAGES in attrs:
         return text_of(call_content(span).output, None, last=True)

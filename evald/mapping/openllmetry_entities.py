@@ -70,6 +70,24 @@ def decode(value: Any, depth: int = 0) -> Any:
     return value
 
 
+#: a trace's decoded payloads by the identity of their raw value (which the entry keeps alive): the trace case reads
+#: an entity span's payload for its question or answer and again for its documents
+DecodeMemo = dict[int, tuple[Any, Any]]
+
+
+def decode_once(raw: Any, memo: DecodeMemo | None) -> Any:
+    """``decode(raw)``, computed once per raw value in ``memo`` (the result is shared: its readers only read it)."""
+    if memo is None or raw is None:
+        return decode(raw)
+    key = id(raw)
+    hit = memo.get(key)
+    if hit is not None and hit[0] is raw:
+        return hit[1]
+    value = decode(raw)
+    memo[key] = (raw, value)
+    return value
+
+
 def _decode_field(key: str, value: Any, depth: int) -> Any:
     if key in _TEXT_KEYS and isinstance(value, str):
         return value
@@ -113,15 +131,15 @@ def messages_in(value: Any) -> list[Message] | None:
     return out
 
 
-def question_of(raw: Any) -> str | None:
+def question_of(raw: Any, memo: DecodeMemo | None = None) -> str | None:
     """The user's question in an entity input (known argument names first, then the first free-text argument)."""
-    return _find(decode(_non_scalar(raw)), _QUESTION_KEYS, _INPUT_WRAPPERS, frozenset({"user"}), 0)
+    return _find(decode_once(_non_scalar(raw), memo), _QUESTION_KEYS, _INPUT_WRAPPERS, frozenset({"user"}), 0)
 
 
-def answer_of(raw: Any) -> str | None:
+def answer_of(raw: Any, memo: DecodeMemo | None = None) -> str | None:
     """The final answer text in an entity output (a string, an answer-like field, or the last assistant message)."""
-    return _find(decode(_non_scalar(raw)), _ANSWER_KEYS, _OUTPUT_WRAPPERS, frozenset({"assistant", "model"}), 0,
-                 answer=True)
+    return _find(decode_once(_non_scalar(raw), memo), _ANSWER_KEYS, _OUTPUT_WRAPPERS,
+                 frozenset({"assistant", "model"}), 0, answer=True)
 
 
 def _non_scalar(raw: Any) -> Any:

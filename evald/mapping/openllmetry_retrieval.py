@@ -34,7 +34,7 @@ from evald import semconv as sc
 from evald.case import Document
 from evald.mapping.case_parts import SCORE_KEYS
 from evald.mapping.openllmetry_attrs import ENTITY_INPUT, ENTITY_OUTPUT
-from evald.mapping.openllmetry_entities import LC_CLASS, decode
+from evald.mapping.openllmetry_entities import LC_CLASS, DecodeMemo, decode_once
 from evald.mapping.values import as_dict, as_float, as_list, as_str, as_text, documents, is_mapping
 from evald.model import SpanRecord
 
@@ -49,20 +49,22 @@ _DOC_MARKERS: Final = ("id", "id_", "doc_id", "document_id", "score", "metadata"
 _DIGITS: Final = re.compile(r"\.(\d+)\.")
 
 
-def trace_documents(spans: Sequence[SpanRecord], skip: frozenset[str], warnings: list[str]) -> tuple[Document, ...]:
-    """Every retrieved document of the trace, in span order (``skip``: ids of LLM spans, whose content is prompts)."""
+def trace_documents(spans: Sequence[SpanRecord], skip: frozenset[str], warnings: list[str],
+                    memo: DecodeMemo | None = None) -> tuple[Document, ...]:
+    """Every retrieved document of the trace, in span order (``skip``: ids of LLM spans, whose content is prompts;
+    ``memo``: the payloads the trace case already decoded)."""
     found: list[Document] = []
     for span in spans:
         if span.span_id in skip:
             continue
         try:
-            found.extend(span_documents(span, warnings))
+            found.extend(span_documents(span, warnings, memo))
         except Exception as err:  # garbage must never escape a mapper
             warnings.append(f"span {span.span_id}: unreadable retrieval data ({type(err).__name__})")
     return tuple(_merged(found))
 
 
-def span_documents(span: SpanRecord, warnings: list[str]) -> list[Document]:
+def span_documents(span: SpanRecord, warnings: list[str], memo: DecodeMemo | None = None) -> list[Document]:
     attrs = span.attributes
     docs: list[Document] = []
     for event in span.events:
@@ -77,11 +79,11 @@ def span_documents(span: SpanRecord, warnings: list[str]) -> list[Document]:
             warnings.append(f"span {span.span_id}: {sc.RETRIEVAL_DOCUMENTS} is not a list")
         docs.extend(listed or ())
     if not docs and ENTITY_OUTPUT in attrs:
-        docs.extend(entity_documents(decode(attrs[ENTITY_OUTPUT])))
+        docs.extend(entity_documents(decode_once(attrs[ENTITY_OUTPUT], memo)))
     raw_input = attrs.get(ENTITY_INPUT)
     if not docs and raw_input is not None and (
             not isinstance(raw_input, str) or "document" in raw_input or "Document" in raw_input):
-        data = decode(raw_input)
+        data = decode_once(raw_input, memo)
         inputs = data.get("inputs") if is_mapping(data) else None
         if is_mapping(inputs):
             docs.extend(entity_documents({k: v for k, v in inputs.items() if k in ("input_documents", "documents")}))
