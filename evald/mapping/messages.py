@@ -5,8 +5,7 @@ Shapes (standards 1.3, 1.4, 1.8): (1) typed parts in ``gen_ai.input.messages`` /
 (2) the deprecated per-message events ``gen_ai.{system,user,assistant,tool}.message`` and ``gen_ai.choice``, as
 span events or as log records (body map or attributes); (3) ``gen_ai.prompt`` / ``gen_ai.completion`` strings
 (JSON, Python repr or plain text) and OpenLLMetry's indexed ``gen_ai.prompt.{i}.*``. OpenAI-style
-``{role, content, tool_calls}`` dicts are accepted wherever a message is expected. Nothing here raises on bad
-data: unknown parts and malformed items are skipped.
+``{role, content, tool_calls}`` dicts are accepted wherever a message is expected; bad items are skipped (never raises).
 """
 
 from __future__ import annotations
@@ -320,8 +319,7 @@ def _finish_reasons(raw_outputs: Sequence[Any], events: Sequence[tuple[str, Mapp
 
 
 def text_of(messages: Iterable[Message], roles: frozenset[str] | None = None, last: bool = False) -> str | None:
-    """Content of the first (or ``last``) message with text whose role is in ``roles`` (any role if None), without
-    surrounding whitespace (Strands ends its agent output with a newline)."""
+    """The first (or ``last``) message text whose role is in ``roles`` (any if None), stripped (Strands' ends in \n)."""
     for m in reversed(tuple(messages)) if last else messages:
         if m.content and (roles is None or m.role in roles) and (text := m.content.strip()):
             return text
