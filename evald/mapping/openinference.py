@@ -17,7 +17,6 @@ is handed to :class:`GenAISemconvMapper`. Pure; bad data gives warnings.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Final
 
@@ -193,14 +192,17 @@ def _read_calls(llm_spans: Sequence[SpanRecord], tree: _Tree, warnings: list[str
     outers = {s.span_id: [a for a in tree.lineage(s)[1:] if a.span_id in llm_ids] for s in llm_spans}
     wrapped = {a.span_id for chain in outers.values() for a in chain}
     leaves = [s for s in llm_spans if s.span_id not in wrapped]
-    leaf_count = Counter(a.span_id for s in leaves for a in outers[s.span_id])
+    leaf_count: dict[str, int] = {}  # wrapping span -> leaves under it (a dict: collections.Counter is Python code)
+    for s in leaves:
+        for a in outers[s.span_id]:
+            leaf_count[a.span_id] = leaf_count.get(a.span_id, 0) + 1
     calls: list[LLMCall] = []
     by_response: dict[str, list[int]] = {}  # provider response id -> indexes in calls
     for span in leaves:
         try:
             call = read_call(span)
             for outer in outers[span.span_id]:
-                if leaf_count[outer.span_id] == 1:
+                if leaf_count.get(outer.span_id, 0) == 1:
                     call = call.completed_from(read_call(outer))
             same = by_response.setdefault(call.response_id, []) if call.response_id else []
             twin = next((i for i in same if _overlap(calls[i], call)), None)

@@ -14,7 +14,7 @@ exceptions.
 
 from __future__ import annotations
 
-from collections import ChainMap, Counter
+from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -54,13 +54,13 @@ def build_calls(spans: Sequence[SpanRecord], by_id: Mapping[str, SpanRecord], op
         if wrapper is not None:
             nearest[sid] = wrapper
     wrappers = set(nearest.values())
-    leaves: Counter[str] = Counter()
+    leaves: dict[str, int] = {}  # wrapping LLM span -> leaf calls under it
     for sid in llm_ids - wrappers:
         seen: set[str] = set()
         up = nearest.get(sid)
         while up is not None and up not in seen:
             seen.add(up)
-            leaves[up] += 1
+            leaves[up] = leaves.get(up, 0) + 1
             up = nearest.get(up)
     calls: list[LLMCall] = []
     responses: set[str] = set()
@@ -73,7 +73,7 @@ def build_calls(spans: Sequence[SpanRecord], by_id: Mapping[str, SpanRecord], op
             content = _content(norm, logs)
             attrs: Mapping[str, Any] = norm.attributes
             wrapper_id = nearest.get(sid)
-            if wrapper_id is not None and leaves[wrapper_id] == 1:
+            if wrapper_id is not None and leaves.get(wrapper_id, 0) == 1:
                 outer = normalized(by_id[wrapper_id])
                 content = _completed(content, _content(outer, logs))
                 attrs = ChainMap(dict(norm.attributes), dict(outer.attributes))
