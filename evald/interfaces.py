@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Protocol, runtime_checkable
 
 from evald.case import EvalCase
+from evald.frozen import fast_init
 from evald.model import AssembledTrace, ConsumeResult, ScoredCase, SignalBatch
 
 
@@ -37,6 +38,7 @@ class Source(Protocol):
         ...
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class NotEvaluable:
     """A GenAI trace (or span) that cannot be scored, and why (``reason`` is a low-cardinality code)."""
@@ -48,6 +50,7 @@ class NotEvaluable:
     span_id: str | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class MappingResult:
     cases: tuple[EvalCase, ...] = ()

@@ -17,10 +17,10 @@ for cases lacking content, once per trace.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Final
 
 from evald.case import EvalCase, Message, ToolCall
+from evald.frozen import replace
 from evald.interfaces import MappingResult
 from evald.mapping.instrumentations import detect
 from evald.mapping.masking import is_masked, marker_in

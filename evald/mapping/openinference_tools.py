@@ -14,10 +14,10 @@ documents in the span's ``output.value`` when the attributes lack them. Nothing 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from evald.case import Document, ToolCall
+from evald.frozen import replace
 from evald.mapping import openinference_fields as oi
 from evald.mapping.case_parts import tool_result
 from evald.mapping.openinference_payloads import payload

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from typing import Any, Final
 
 from evald import semconv as sc
+from evald.frozen import replace
 from evald.mapping.values import as_count, as_str, str_list
 from evald.model import STATUS_ERROR, SpanRecord
 

@@ -27,11 +27,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Final
 
 from evald import semconv as sc
 from evald.case import Document
+from evald.frozen import replace
 from evald.mapping.case_parts import SCORE_KEYS
 from evald.mapping.openllmetry_attrs import ENTITY_INPUT, ENTITY_OUTPUT
 from evald.mapping.openllmetry_entities import LC_CLASS, DecodeMemo, decode_once

@@ -25,10 +25,10 @@ garbage is returned unchanged (never an exception).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any, Final
 
 from evald import semconv as sc
+from evald.frozen import replace
 from evald.mapping import langfuse as lf
 from evald.mapping.values import as_count, as_dict, as_list, as_str, as_text, is_mapping, parse_structured
 from evald.model import SpanEvent, SpanRecord
