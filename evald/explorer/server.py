@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from aiohttp import web
 
@@ -127,6 +127,9 @@ class Explorer:
 
 class ExplorerExporter:
     """Receives every ScoredCase the pipeline exports; starts and stops the explorer's own listener, if any."""
+
+    #: export() only records in the store and never waits: the pipeline calls it without a deadline
+    in_memory: ClassVar[bool] = True
 
     def __init__(self, explorer: Explorer) -> None:
         self.id = "explorer"

@@ -37,7 +37,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.samples import Exemplar, Sample
@@ -206,6 +206,9 @@ def _deprecated(family: GaugeMetricFamily) -> GaugeMetricFamily:
 
 class PrometheusExporter:
     """Keeps a bounded score table that the registry's ``/metrics`` renders (see the module docstring)."""
+
+    #: export() only records in the table and never waits: the pipeline calls it without a deadline
+    in_memory: ClassVar[bool] = True
 
     def __init__(
         self,

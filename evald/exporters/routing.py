@@ -143,6 +143,11 @@ class FilteredExporter:
         bind_metric_info([self.inner], infos)
 
     @property
+    def in_memory(self) -> bool:
+        """Whether the wrapped exporter's ``export`` only records in memory (the pipeline then sets no deadline)."""
+        return bool(getattr(self.inner, "in_memory", False))
+
+    @property
     def waits_for_room(self) -> bool:
         """Whether the wrapped exporter's ``export`` waits for queue room (the pipeline then sets no deadline)."""
         return bool(getattr(self.inner, "waits_for_room", False))

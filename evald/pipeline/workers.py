@@ -12,7 +12,8 @@ names; the source's acknowledgement (the case's ``Completion``) is released only
 case once, when its last part was handed to the exporters.
 
 Config keys: the pipeline's ``workers`` and ``export_timeout`` (per exporter per export; an exporter that waits for
-room in its queue, ``waits_for_room``, is backpressure and has no deadline here).
+room in its queue, ``waits_for_room``, is backpressure and has no deadline here, nor has one that only records in
+memory, ``in_memory``: the Prometheus table, the explorer).
 
 Failure semantics: an exporter that raises or times out is counted per exporter and reason
 (``evald_exporter_send_failed_cases_total``) and does not block the others; a scoring bug drops its case
@@ -91,6 +92,9 @@ class ScoringStage:
         self._queue = queue
         self._scorer = scorer
         self._exporters = list(exporters)
+        #: exporters whose export() only records in memory and never waits (``in_memory``): called without a deadline
+        #: (an asyncio.timeout per exporter and batch is a timer scheduled and cancelled for nothing)
+        self._in_memory = frozenset(id(e) for e in self._exporters if getattr(e, "in_memory", False))
         self._tm = telemetry
         self._n_workers = workers
         self._export_timeout = export_timeout
@@ -241,10 +245,14 @@ class ScoringStage:
     async def fan_out(self, batch: Sequence[ScoredCase]) -> None:
         if self._windowed is not None and batch:
             batch = [*batch, *self._windowed.observe(batch)]
+        in_memory = self._in_memory
         for exporter in self._exporters:
-            # an exporter whose full queue makes export() wait (block_on_overflow) is backpressure, not a hang
-            timeout = None if getattr(exporter, "waits_for_room", False) else self._export_timeout
             try:
+                if id(exporter) in in_memory:
+                    await exporter.export(batch)
+                    continue
+                # an exporter whose full queue makes export() wait (block_on_overflow) is backpressure, not a hang
+                timeout = None if getattr(exporter, "waits_for_room", False) else self._export_timeout
                 async with asyncio.timeout(timeout):
                     await exporter.export(batch)
             except TimeoutError:

@@ -9,6 +9,8 @@ import pytest
 from evald.assembly.completion import Completion
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
+from evald.explorer.server import ExplorerExporter
+from evald.exporters.prometheus import PrometheusExporter
 from evald.interfaces import MappingResult, NotEvaluable
 from evald.metrics.base import BaseMetric
 from evald.model import AssembledTrace, Delivery
@@ -189,6 +191,41 @@ async def test_full_queue_applies_backpressure_and_failing_exporter_is_counted()
     assert len(ok.cases) == 3
     assert sample(tm, "evald_exporter_send_failed_cases_total", exporter="broken", reason="ConnectionError") == 3
     await pipe.shutdown(1)
+
+
+@pytest.mark.parametrize("in_memory", [False, True])
+async def test_exporters_in_memory_get_no_deadline_and_their_failures_are_counted(in_memory: bool) -> None:
+    """An exporter flagged ``in_memory`` (records in memory, never waits) is called without an asyncio.timeout; an
+    exception from it is still counted. Without the flag a slow export is cut at ``export_timeout``."""
+
+    class Slow(InMemoryExporter):
+        async def export(self, batch):  # type: ignore[no-untyped-def]
+            await asyncio.sleep(0.2)  # an in-memory exporter never does this: it shows whether a deadline is set
+            await super().export(batch)
+
+    class Broken(InMemoryExporter):
+        async def export(self, batch):  # type: ignore[no-untyped-def]
+            raise ValueError("bug")
+
+    slow, broken = Slow("slow"), Broken("broken")
+    slow.in_memory = broken.in_memory = in_memory  # type: ignore[attr-defined]
+    tm = Telemetry()
+    pipe = EvaluationPipeline(
+        PipelineConfig(workers=1, export_timeout=0.05), FakeRouter(MappingResult(cases=(case(),))),  # type: ignore[arg-type]
+        Sampler(1.0), [bind(Always())], [slow, broken], tm,
+    )
+    await pipe.start()
+    await pipe.on_trace(trace(), Completion([]))
+    assert await pipe.drain(5)
+    assert len(slow.cases) == (1 if in_memory else 0)
+    assert sample(tm, "evald_exporter_send_failed_cases_total", exporter="slow", reason="timeout") == (
+        0 if in_memory else 1)
+    assert sample(tm, "evald_exporter_send_failed_cases_total", exporter="broken", reason="ValueError") == 1
+    await pipe.shutdown(1)
+
+
+def test_the_prometheus_table_and_the_explorer_are_in_memory_exporters() -> None:
+    assert PrometheusExporter.in_memory and ExplorerExporter.in_memory
 
 
 async def test_shutdown_drops_and_counts_what_cannot_drain() -> None:
