@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar
 
@@ -61,9 +62,10 @@ class Explorer:
 
     # feed -------------------------------------------------------------------------------------------------------
     def add(self, batch: Sequence[ScoredCase]) -> None:
+        now = time.time()  # one clock read per batch
         for scored in batch:
             try:
-                self.store.add_scored(scored)
+                self.store.add_scored(scored, now)
             except Exception as err:  # never cost the pipeline a batch
                 self._warnings.log(logging.WARNING, "add", "explorer: a record was not kept: %s", type(err).__name__)
 

@@ -71,16 +71,21 @@ class Entry:
 
     @property
     def ring(self) -> Ring:
-        return ring_of(self.outcomes)
+        return ring_of(self.scored)
 
     @property
     def key(self) -> tuple[str, str | None, str]:
         return (self.trace_id, self.span_id, self.scope)
 
 
-def ring_of(outcomes: Mapping[str, Outcome]) -> Ring:
-    """The ring a record with these outcomes belongs to: ``failing`` when any metric failed."""
-    return "failing" if "fail" in outcomes.values() else "other"
+def ring_of(scored: ScoredCase | None) -> Ring:
+    """The ring of a record with these results: ``failing`` when any of its scores failed (a not-evaluable record,
+    ``None``, is ``other``)."""
+    if scored is not None:
+        for score in scored.scores:
+            if not score.passed:
+                return "failing"
+    return "other"
 
 
 def outcomes_of(scored: ScoredCase) -> dict[str, Outcome]:
@@ -176,9 +181,10 @@ class EvaluationStore:
         case_size = -1
         now = time.time() if now is None else now
         if previous is None or previous.scored is None:  # a new record (a sampled-out case's judged part too)
-            outcomes = outcomes_of(scored)
-            if not self._admit(ring_of(outcomes), now):
+            # the ring before the outcomes: above max_rate most new records are sampled out
+            if not self._admit(ring_of(scored), now):
                 return None
+            outcomes = outcomes_of(scored)
         else:
             self._remove(previous)
             if previous.scored.case is case:  # the judged part of a split case: its case was sized already
