@@ -42,29 +42,48 @@ class Histogram:
     exemplars: list[Exemplar | None] = field(default_factory=list)
 
 
+#: ``Window.index`` before the first count
+_NO_BUCKET = -(1 << 62)
+
+
 @dataclass(slots=True)
 class Window:
-    """Pass/fail counts in fixed time buckets: ``[bucket_index, passes, fails]``, oldest first."""
+    """Pass/fail counts in fixed time buckets: the newest in ``index``/``passes``/``fails`` (a count is one native
+    add when compiled), the older ones in ``buckets`` as ``[bucket_index, passes, fails]``, oldest first."""
 
     buckets: deque[list[int]] = field(default_factory=deque)
+    index: int = _NO_BUCKET
+    passes: int = 0
+    fails: int = 0
 
     def add(self, index: int, passed: bool) -> None:
-        if not self.buckets or self.buckets[-1][0] != index:
-            self.buckets.append([index, 0, 0])
-        self.buckets[-1][1 if passed else 2] += 1
+        if index != self.index:
+            if self.index != _NO_BUCKET:
+                self.buckets.append([self.index, self.passes, self.fails])
+            self.index, self.passes, self.fails = index, 0, 0
+        if passed:
+            self.passes += 1
+        else:
+            self.fails += 1
 
     def expire(self, oldest: int) -> None:
         while self.buckets and self.buckets[0][0] < oldest:
             self.buckets.popleft()
+        if self.index < oldest:
+            self.index, self.passes, self.fails = _NO_BUCKET, 0, 0
 
     def slide(self, index: int, keep: int, passed: bool) -> None:
         """Count one pass/fail in bucket ``index``, dropping buckets older than the last ``keep``."""
-        if self.buckets and self.buckets[0][0] <= index - keep:
-            self.expire(index - keep + 1)
+        oldest = index - keep + 1
+        if self.index < oldest:  # the newest bucket is out of the window (or there is none): so are the older ones
+            self.buckets.clear()
+            self.index, self.passes, self.fails = index, 0, 0
+        elif self.buckets and self.buckets[0][0] < oldest:
+            self.expire(oldest)
         self.add(index, passed)
 
     def totals(self) -> tuple[int, int]:
-        return sum(b[1] for b in self.buckets), sum(b[2] for b in self.buckets)
+        return (self.passes + sum(b[1] for b in self.buckets), self.fails + sum(b[2] for b in self.buckets))
 
 
 class Series:
