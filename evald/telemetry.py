@@ -19,6 +19,7 @@ from typing import Any, TypeVar, cast
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, disable_created_metrics
 
+from evald.loop_counter import LoopCounter
 from evald.loop_histogram import LoopHistogram
 from evald.pipeline.case_queue import WaitHistogram
 
@@ -84,12 +85,13 @@ class Telemetry:
             "evald_cases_not_evaluable", "GenAI traces or spans that could not be evaluated, by reason.",
             ["reason", "convention", "scope"], registry=r,
         )
-        self.cases = Counter("evald_cases", "Cases produced by mapping.", ["scope"], registry=r)
-        self.content_capture = Counter(
+        # the four counters incremented per case or trace, only from the event loop thread: no lock per increment
+        self.cases = LoopCounter("evald_cases", "Cases produced by mapping.", ["scope"], r)
+        self.content_capture = LoopCounter(
             "evald_content_capture_cases",
             "Cases by whether their message content was recorded (content: full|partial|masked|none), per service "
             "and instrumentation library (evald/pipeline/content_diagnosis.py; docs/capturing-content.md).",
-            ["service_name", "instrumentation", "content"], registry=r,
+            ["service_name", "instrumentation", "content"], r,
         )
         self.cases_sampled_out = Counter(
             "evald_cases_sampled_out", "Cases not evaluated because of the sampling ratio.", ["scope"], registry=r
@@ -122,14 +124,12 @@ class Telemetry:
         self.metric_errors = Counter(
             "evald_metric_errors", "Metric evaluations that raised or timed out.", ["metric", "reason"], registry=r
         )
-        self.metric_skips = Counter(
+        self.metric_skips = LoopCounter(
             "evald_metric_skips",
             "Metric evaluations skipped, by reason (missing_<field>, not_applicable, budget_exhausted, ...).",
-            ["metric", "reason"], registry=r,
+            ["metric", "reason"], r,
         )
-        self.scored_cases = Counter(
-            "evald_scored_cases", "Cases scored and handed to exporters.", ["scope"], registry=r
-        )
+        self.scored_cases = LoopCounter("evald_scored_cases", "Cases scored and handed to exporters.", ["scope"], r)
         self.export_failures = Counter(
             "evald_exporter_send_failed_cases", "Scored cases an exporter failed to send.", ["exporter", "reason"],
             registry=r,

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from prometheus_client import CollectorRegistry, Counter
+from prometheus_client import CollectorRegistry
+from prometheus_client.registry import Collector
 
 from evald.telemetry import Telemetry
 
 
-def _by_label(counter: Counter) -> dict[tuple[str, ...], int]:
+def _by_label(counter: Collector) -> dict[tuple[str, ...], int]:
     """Label values -> value of a labelled counter's ``_total`` samples."""
     out: dict[tuple[str, ...], int] = {}
     for family in counter.collect():
