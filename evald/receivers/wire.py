@@ -1,6 +1,6 @@
-"""Protobuf wire-format reading for the compiled OTLP decoders (wire_traces.py): the primitives (varints, tags,
-lengths, fixed64, UTF-8 strings, skipping unknown fields) and OTLP's common.proto values (``KeyValue``,
-``AnyValue``, ``ArrayValue``, ``KeyValueList``) as convert.py converts them.
+"""Protobuf wire-format reading for the compiled OTLP decoders (wire_traces.py, wire_logs.py): the primitives
+(varints, tags, lengths, fixed64, enums, UTF-8 strings, skipping unknown fields) and OTLP's common.proto values
+(``KeyValue``, ``AnyValue``, ``ArrayValue``, ``KeyValueList``) as convert.py converts them.
 
 Written for mypyc (evald/native.py): plain functions on ``bytes`` and ``int`` whose byte reads, slices and
 ``decode`` compile to C primitives. Every function takes the position to read at and the end of the enclosing
@@ -10,9 +10,10 @@ Failure semantics: anything these helpers are not sure protobuf's own decoder (u
 ``Declined`` instead of guessing, and the caller decodes the body with the protobuf library instead: data running
 past the enclosing message, a varint longer than 10 bytes or with bits beyond 64, a tag or length in more than 5
 bytes, a tag of field number 0 or over 32 bits, wire types 3/4 (groups), 6 and 7, invalid UTF-8 in a string, a
-declared field with another wire type than its declaration's, a ``KeyValue.value`` or a message member of
-``AnyValue`` after another member (upb would merge them), values nested deeper than ``MAX_VALUE_DEPTH``. Fields a
-message does not declare are skipped. No configuration keys; its only state is a bounded memo of attribute keys.
+negative enum, a declared field with another wire type than its declaration's, a ``KeyValue.value`` or a message
+member of ``AnyValue`` after another member (upb would merge them), values nested deeper than ``MAX_VALUE_DEPTH``.
+Fields a message does not declare are skipped. No configuration keys; its only state is a bounded memo of attribute
+keys.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ FIXED32: Final = 5
 
 _INT64_SIGN: Final = 1 << 63
 _UINT64: Final = 1 << 64
+_ENUM_LIMIT: Final = 1 << 31
 #: AnyValue levels (arrays and kvlists within values); a kvlist level is 3 messages deep, so 24 stays below upb's 100
 MAX_VALUE_DEPTH: Final = 24
 # (field number << 3) | wire type of common.proto's fields; tests/receivers/test_wire_traces.py checks them
@@ -158,6 +160,14 @@ def other(buf: bytes, pos: int, end: int, key: int, declared: frozenset[int]) ->
         raise Declined
     return skip(buf, pos, end, key)
 
+
+def enum(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    """An enum (int32) field: (value, position after it); a negative one is declined (upb's truncation of a 64-bit
+    varint to int32 is not worth copying)."""
+    value, pos = varint(buf, pos, end)
+    if value >= _ENUM_LIMIT:
+        raise Declined
+    return value, pos
 
 
 def key_value(buf: bytes, pos: int, end: int, into: dict[str, Any], depth: int) -> None:

@@ -48,7 +48,6 @@ LOG_EVENT_NAME: Final = 12 << 3 | LEN
 _LOG_FIELDS: Final = frozenset(f.number for f in LogRecordProto.DESCRIPTOR.fields)
 _ZERO_TRACE: Final = bytes(16)
 _ZERO_SPAN: Final = bytes(8)
-_ENUM_LIMIT: Final = 1 << 31
 _ACCEPTED: Final = 0
 _INVALID: Final = 1
 _NO_TRACE: Final = 2
@@ -151,9 +150,7 @@ def _record(buf: bytes, pos: int, end: int, resource: dict[str, Any], scope_name
         elif key == LOG_OBSERVED_TIME:
             observed, pos = wire.fixed64(buf, pos, end)
         elif key == LOG_SEVERITY_NUMBER:
-            severity, pos = wire.varint(buf, pos, end)
-            if severity >= _ENUM_LIMIT:
-                raise Declined
+            severity, pos = wire.enum(buf, pos, end)
         elif key == LOG_SEVERITY_TEXT:
             pos = wire.text(buf, pos, end)[1]
         elif key in (LOG_DROPPED, LOG_FLAGS):

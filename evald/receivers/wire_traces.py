@@ -80,7 +80,6 @@ _LINK_FIELDS: Final = frozenset(f.number for f in Span.Link.DESCRIPTOR.fields)
 _STATUS_FIELDS: Final = frozenset(f.number for f in Status.DESCRIPTOR.fields)
 _ZERO_TRACE: Final = bytes(16)
 _ZERO_SPAN: Final = bytes(8)
-_ENUM_LIMIT: Final = 1 << 31
 #: resource body bytes -> attributes, filled only by this module (a hit means these bytes decoded here before)
 _resources: Final[dict[bytes, dict[str, Any]]] = {}
 _new_record: Final = new_span_record  # Final: C statics when compiled, not lookups by name
@@ -242,7 +241,7 @@ def _span(buf: bytes, pos: int, end: int, resource: dict[str, Any], scope_name: 
         elif key == SPAN_NAME:
             name, pos = wire.text(buf, pos, end)
         elif key == SPAN_KIND:
-            kind, pos = _enum(buf, pos, end)
+            kind, pos = wire.enum(buf, pos, end)
         elif key == SPAN_START:
             start_time, pos = wire.fixed64(buf, pos, end)
         elif key == SPAN_END:
@@ -273,13 +272,6 @@ def _span(buf: bytes, pos: int, end: int, resource: dict[str, Any], scope_name: 
                        status_code, status_message, resource, scope_name, scope_version)
 
 
-def _enum(buf: bytes, pos: int, end: int) -> tuple[int, int]:
-    value, pos = wire.varint(buf, pos, end)
-    if value >= _ENUM_LIMIT:  # a negative int32: upb's truncation is not worth copying
-        raise Declined
-    return value, pos
-
-
 def _event(buf: bytes, pos: int, end: int) -> SpanEvent:
     name = ""
     time = 0
@@ -308,7 +300,7 @@ def _status(buf: bytes, pos: int, end: int) -> tuple[int, str]:
         if key == STATUS_MESSAGE:
             message, pos = wire.text(buf, pos, end)
         elif key == STATUS_CODE:
-            code, pos = _enum(buf, pos, end)
+            code, pos = wire.enum(buf, pos, end)
         else:
             pos = wire.other(buf, pos, end, key, _STATUS_FIELDS)
     return code, message
