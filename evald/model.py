@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from evald import span_reads
 from evald.case import EvalCase, Score
 from evald.frozen import constructor, fast_init
 
@@ -49,20 +50,18 @@ class SpanRecord:
     scope_name: str = ""
     scope_version: str = ""
 
+    # one definition each, in evald/span_reads.py (compiled; the mappers call those functions directly)
     @property
     def is_root(self) -> bool:
-        return not self.parent_span_id
+        return span_reads.is_root(self)
 
     @property
     def duration_ms(self) -> float | None:
-        if self.end_time_unix_nano <= 0 or self.end_time_unix_nano < self.start_time_unix_nano:
-            return None
-        return (self.end_time_unix_nano - self.start_time_unix_nano) / 1e6
+        return span_reads.duration_ms(self)
 
     @property
     def service_name(self) -> str | None:
-        name = self.resource.get("service.name")
-        return name if isinstance(name, str) else None
+        return span_reads.service_name(self)
 
 
 @fast_init

@@ -17,6 +17,7 @@ from typing import Final
 #: pure, hot modules only: no pydantic models, no asyncio, no classes meant to be subclassed by users
 COMPILED_MODULES: Final[tuple[str, ...]] = (
     "evald.semconv",
+    "evald.span_reads",
     "evald.assembly.estimates",
     "evald.receivers.convert",
     "evald.receivers.wire",

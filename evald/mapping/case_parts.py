@@ -9,6 +9,7 @@ from evald.case import SPAN_END_METADATA, Message, ToolCall, new_message, new_to
 from evald.mapping.messages import CallContent, is_system_role, text_of
 from evald.mapping.values import as_text, is_mapping, parse_json_container
 from evald.model import SpanRecord
+from evald.span_reads import service_name
 
 _N = TypeVar("_N", int, float)
 #: where retrievers that have no document score / id of their own put them (LangChain: Document.metadata)
@@ -35,25 +36,14 @@ def sum_known(values: Iterable[_N | None]) -> _N | None:
     return sum(known) if known else None
 
 
-# SpanRecord's properties read without calling them: compiled code calls a property of the (uncompiled) record as a
-# Python function, ~800 instructions per read; these give the very same values (tests/mapping/test_span_reads.py)
-def is_root(span: SpanRecord) -> bool:
-    """``span.is_root``."""
-    return not span.parent_span_id
-
-
-def duration_ms(span: SpanRecord) -> float | None:
-    """``span.duration_ms``."""
-    start, end = span.start_time_unix_nano, span.end_time_unix_nano
-    if end <= 0 or end < start:
-        return None
-    return (end - start) / 1e6
-
-
-def service_name(span: SpanRecord) -> str | None:
-    """``span.service_name``."""
-    name = span.resource.get("service.name")
-    return name if isinstance(name, str) else None
+def case_service_name(anchor: SpanRecord, spans: Sequence[SpanRecord]) -> str | None:
+    """A trace case's service: the anchor span's ``service.name``, else the first span's that has one."""
+    if name := service_name(anchor):
+        return name
+    for span in spans:
+        if name := service_name(span):
+            return name
+    return None
 
 
 def span_end(span: SpanRecord) -> dict[str, int]:

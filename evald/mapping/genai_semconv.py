@@ -26,12 +26,10 @@ from evald.mapping import vendor_payloads as vendor
 from evald.mapping.case_parts import (
     ToolLedger,
     answered_model,
-    duration_ms,
+    case_service_name,
     extent_ms,
-    is_root,
     lineage,
     present,
-    service_name,
     span_end,
     sum_known,
     tool_result,
@@ -41,6 +39,7 @@ from evald.mapping.mcp import mcp_tool_calls
 from evald.mapping.messages import CallContent, call_content, event_payload, text_of
 from evald.mapping.values import as_float, as_str, documents, parse_json_container, str_list
 from evald.model import STATUS_ERROR, AssembledTrace, LogRecord, SpanRecord
+from evald.span_reads import duration_ms, is_root, service_name
 
 _NO_EVENTS: Final[frozenset[str]] = frozenset()
 _USER: Final = frozenset({"user"})
@@ -174,7 +173,7 @@ class GenAISemconvMapper:
             request_model=as_str(last.attrs.get(sc.REQUEST_MODEL)),
             provider=next((p for c in reversed(calls) if (p := sc.provider_of(c.attrs))), None),
             system_prompt=system, input_tokens=tin, output_tokens=tout, error=error,
-            service_name=service_name(anchor) or next((service_name(s) for s in spans if service_name(s)), None),
+            service_name=case_service_name(anchor, spans),
         )
 
 

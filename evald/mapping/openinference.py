@@ -26,11 +26,9 @@ from evald.mapping import openinference_fields as oi
 from evald.mapping.case_parts import (
     ToolLedger,
     answered_model,
-    duration_ms,
+    case_service_name,
     extent_ms,
-    is_root,
     lineage,
-    service_name,
     span_end,
     sum_known,
 )
@@ -40,6 +38,7 @@ from evald.mapping.openinference_payloads import answer_text, payload, user_text
 from evald.mapping.openinference_tools import span_documents, tool_from_span, unique_documents
 from evald.mapping.values import as_dict, as_str
 from evald.model import AssembledTrace, SpanRecord
+from evald.span_reads import duration_ms, is_root, service_name
 
 _FRAMES: Final = frozenset({oi.CHAIN, oi.AGENT})
 _HELPER_SPAN: Final = "._prepare_chat_with_tools"  # LlamaIndex: builds the tool-call request, sends nothing
@@ -150,7 +149,7 @@ class OpenInferenceMapper:
             provider=next((p for c in reversed(calls) if (p := c.provider)), None),
             system_prompt=next((c.system for c in calls if c.system), None), input_tokens=prompt,
             output_tokens=completion, error=error,
-            service_name=service_name(anchor) or next((service_name(s) for s in spans if service_name(s)), None))
+            service_name=case_service_name(anchor, spans))
 
 
 class _Tree:

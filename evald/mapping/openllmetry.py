@@ -28,12 +28,10 @@ from evald.mapping import openllmetry_attrs as ol
 from evald.mapping.case_parts import (
     ToolLedger,
     answered_model,
-    duration_ms,
+    case_service_name,
     extent_ms,
-    is_root,
     lineage,
     present,
-    service_name,
     span_end,
     sum_known,
 )
@@ -44,6 +42,7 @@ from evald.mapping.openllmetry_retrieval import trace_documents
 from evald.mapping.openllmetry_tools import tool_from_span
 from evald.mapping.values import as_str
 from evald.model import AssembledTrace, LogRecord, SpanRecord
+from evald.span_reads import duration_ms, is_root, service_name
 
 _ENTITY_KINDS: Final = frozenset({ol.KIND_WORKFLOW, ol.KIND_AGENT})
 _SESSION_KEYS: Final = ("session_id", "sessionId", "session", "conversation_id", "thread_id", "chat_id")
@@ -164,7 +163,7 @@ class OpenLLMetryMapper:
             provider=next((p for c in reversed(calls) if (p := sc.provider_of(c.attrs))), None),
             system_prompt=next((c.content.system for c in calls if c.content.system), None),
             input_tokens=tin, output_tokens=tout, error=error is not None,
-            service_name=service_name(anchor) or next((service_name(s) for s in spans if service_name(s)), None),
+            service_name=case_service_name(anchor, spans),
         )
 
 
