@@ -101,26 +101,20 @@ def _resource_logs(buf: bytes, pos: int, end: int, out: list[LogRecord]) -> tupl
     while pos < end:  # pass 2: every field was checked by pass 1
         key, pos = wire.tag(buf, pos, end)
         start, pos = wire.length(buf, pos, end)
-        if key == RL_SCOPE_LOGS:
-            first, second = _scope_logs(buf, start, pos, resource, out)
-            invalid += first
-            no_trace += second
-    return invalid, no_trace
-
-
-def _scope_logs(buf: bytes, pos: int, end: int, resource: dict[str, Any], out: list[LogRecord]) -> tuple[int, int]:
-    start, stop = wire_traces.singular(buf, pos, end, SL_SCOPE, SL_LOG_RECORDS, SL_SCHEMA_URL)
-    scope_name = wire_traces.scope_fields(buf, start, stop)[0]
-    invalid = no_trace = 0
-    while pos < end:
-        key, pos = wire.tag(buf, pos, end)
-        start, pos = wire.length(buf, pos, end)
-        if key == SL_LOG_RECORDS:
-            outcome = _record(buf, start, pos, resource, scope_name, out)
-            if outcome == _INVALID:
-                invalid += 1
-            elif outcome == _NO_TRACE:
-                no_trace += 1
+        if key != RL_SCOPE_LOGS:
+            continue
+        scope_start, scope_stop = wire_traces.singular(buf, start, pos, SL_SCOPE, SL_LOG_RECORDS, SL_SCHEMA_URL)
+        scope_name = wire_traces.scope_fields(buf, scope_start, scope_stop)[0]
+        at = start
+        while at < pos:
+            key, at = wire.tag(buf, at, pos)
+            record_start, at = wire.length(buf, at, pos)
+            if key == SL_LOG_RECORDS:
+                outcome = _record(buf, record_start, at, resource, scope_name, out)
+                if outcome == _INVALID:
+                    invalid += 1
+                elif outcome == _NO_TRACE:
+                    no_trace += 1
     return invalid, no_trace
 
 
