@@ -4,7 +4,6 @@ old path (ingest.py, files.py). The wire primitives and values are tested in tes
 
 from __future__ import annotations
 
-import random
 import struct
 from collections.abc import Callable
 from functools import cache
@@ -25,9 +24,15 @@ from evald.receivers.otlp_json import parse_logs_json
 from evald.receivers.wire import Declined
 from evald.receivers.wire_logs import decode_logs_request
 from tests.receivers.support import SPAN_ID, TRACE_ID, logs_request, value
-from tests.receivers.test_wire_traces import WIRE_TYPE, field, varint
-
-TESTDATA = Path(__file__).resolve().parents[1] / "testdata"
+from tests.receivers.wire_support import (
+    TESTDATA,
+    WIRE_TYPE,
+    assert_file_reader_refuses_alike,
+    field,
+    mutations,
+    switch_of,
+    varint,
+)
 
 
 def request_of_records(*records: bytes, resource: bytes = b"", scope: bytes = b"") -> bytes:
@@ -147,34 +152,21 @@ def test_what_it_is_unsure_of_is_declined(name: str, body: bytes) -> None:
 
 
 def test_mutated_bodies_decode_as_upb_does_or_are_declined() -> None:
-    rng = random.Random(2121)
-    sources = [body for _, body in log_bodies() if len(body) < 20_000]
     accepted = declined = 0
-    for _ in range(3000):
-        body = bytearray(rng.choice(sources))
-        at = rng.randrange(len(body))
-        how = rng.randrange(5)
-        if how == 0:
-            del body[at:]
-        elif how == 1:
-            body.insert(at, rng.randrange(256))
-        else:
-            body[at] = rng.randrange(256) if how == 2 else rng.randrange(32, 127)
+    for body in mutations([body for _, body in log_bodies() if len(body) < 20_000], 3000, seed=2121):
         try:
-            new = decode_logs_request(bytes(body))
+            new = decode_logs_request(body)
         except Declined:
             declined += 1
             continue
-        assert_same(new, old_path(bytes(body)))  # upb must accept what the fast path accepted
+        assert_same(new, old_path(body))  # upb must accept what the fast path accepted
         accepted += 1
     assert accepted > 500 and declined > 500
 
 
 @pytest.fixture
 def wire_enabled(monkeypatch: pytest.MonkeyPatch) -> Callable[[bool], None]:
-    def switch(on: bool) -> None:
-        monkeypatch.setattr(wire_logs, "enabled", on)
-    return switch
+    return switch_of(wire_logs, monkeypatch)
 
 
 @pytest.mark.parametrize("name", ["truncated", "body_twice", "bad_utf8_event_name", "empty_body"])
@@ -213,12 +205,4 @@ def test_the_hooks_give_the_same_records(wire_enabled: Callable[[bool], None], t
 ])
 def test_the_file_reader_still_refuses_what_it_refused(body: bytes, error: type[Exception], tmp_path: Path,
                                                        wire_enabled: Callable[[bool], None]) -> None:
-    path = tmp_path / "t.logs.pb"
-    path.write_bytes(body)
-    messages = []
-    for on in (False, True):
-        wire_enabled(on)
-        with pytest.raises(error) as caught:
-            read_signal_file(path)
-        messages.append(str(caught.value))
-    assert messages[0] == messages[1]
+    assert_file_reader_refuses_alike(tmp_path / "t.logs.pb", body, error, wire_enabled)

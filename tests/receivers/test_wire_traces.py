@@ -5,7 +5,6 @@ and a decline really falls back to the old path's errors and salvage (ingest.py,
 from __future__ import annotations
 
 import importlib.machinery
-import random
 import struct
 from collections.abc import Callable
 from functools import cache
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.descriptor import Descriptor
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, InstrumentationScope, KeyValue, KeyValueList
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
@@ -29,8 +28,16 @@ from evald.receivers.otlp_json import parse_traces_json
 from evald.receivers.wire import Declined
 from evald.receivers.wire_traces import decode_trace_request
 from tests.receivers.support import SPAN_ID, TRACE_ID, trace_request, value
+from tests.receivers.wire_support import (
+    TESTDATA,
+    WIRE_TYPE,
+    assert_file_reader_refuses_alike,
+    field,
+    mutations,
+    switch_of,
+    varint,
+)
 
-TESTDATA = Path(__file__).resolve().parents[1] / "testdata"
 PREFIXES: dict[str, tuple[Descriptor, ...]] = {
     "REQUEST_": (ExportTraceServiceRequest.DESCRIPTOR,), "RS_": (ResourceSpans.DESCRIPTOR,),
     "RESOURCE_": (Resource.DESCRIPTOR,), "SS_": (ScopeSpans.DESCRIPTOR,), "SCOPE_": (InstrumentationScope.DESCRIPTOR,),
@@ -43,29 +50,9 @@ SHORT = {"DROPPED": "dropped_attributes_count", "START": "start_time_unix_nano",
          "DOUBLE": "double_value", "ARRAY": "array_value", "KVLIST": "kvlist_value", "BYTES": "bytes_value",
          "STRING_STRINDEX": "string_value_strindex", "DROPPED_EVENTS": "dropped_events_count",
          "DROPPED_LINKS": "dropped_links_count", "DROPPED_ATTRIBUTES": "dropped_attributes_count"}
-F = FieldDescriptor
-WIRE_TYPE = {F.TYPE_DOUBLE: 1, F.TYPE_FIXED64: 1, F.TYPE_FIXED32: 5, F.TYPE_STRING: 2, F.TYPE_BYTES: 2,
-             F.TYPE_MESSAGE: 2, F.TYPE_BOOL: 0, F.TYPE_INT64: 0, F.TYPE_INT32: 0, F.TYPE_UINT32: 0, F.TYPE_ENUM: 0}
 
 
 # --- raw wire building --------------------------------------------------------------------------------------------
-
-def varint(n: int) -> bytes:
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
-        n >>= 7
-        if not n:
-            return bytes(out)
-
-
-def field(number: int, wire_type: int, payload: bytes | int) -> bytes:
-    head = varint(number << 3 | wire_type)
-    if isinstance(payload, int):
-        return head + varint(payload)
-    return head + (varint(len(payload)) + payload if wire_type == 2 else payload)
-
 
 def request_of_spans(*spans: bytes, resource: bytes = b"", scope: bytes = b"") -> bytes:
     """A request with one ResourceSpans / ScopeSpans holding the given raw Span bodies."""
@@ -297,34 +284,9 @@ def test_values_as_deep_as_the_limit_are_decoded() -> None:
     assert str(records.records[0].attributes).count("[") == wire.MAX_VALUE_DEPTH // 2
 
 
-def mutations(rounds: int) -> list[bytes]:
-    """Seeded truncations, byte changes (any byte, or ASCII: strings stay UTF-8), insertions and deletions of the
-    real bodies under 20 kB."""
-    rng = random.Random(21)
-    sources = [body for _, body in trace_bodies() if len(body) < 20_000]
-    out = []
-    for _ in range(rounds):
-        body = bytearray(rng.choice(sources))
-        for _ in range(rng.choice((1, 1, 1, 2, 3))):
-            at = rng.randrange(len(body))
-            how = rng.choices(("truncate", "byte", "ascii", "insert", "delete"), (1, 3, 4, 1, 1))[0]
-            if how == "truncate":
-                del body[at:]
-            elif how == "insert":
-                body.insert(at, rng.randrange(256))
-            elif how == "delete":
-                del body[at]
-            else:
-                body[at] = rng.randrange(256) if how == "byte" else rng.randrange(32, 127)
-            if not body:
-                break
-        out.append(bytes(body))
-    return out
-
-
 def test_mutated_bodies_decode_as_upb_does_or_are_declined() -> None:
     accepted = declined = refused_by_upb = 0
-    for body in mutations(5000):
+    for body in mutations([body for _, body in trace_bodies() if len(body) < 20_000], 5000, seed=21):
         try:
             new = decode_trace_request(body)
         except Declined:
@@ -343,9 +305,7 @@ def test_mutated_bodies_decode_as_upb_does_or_are_declined() -> None:
 
 @pytest.fixture
 def wire_enabled(monkeypatch: pytest.MonkeyPatch) -> Callable[[bool], None]:
-    def switch(on: bool) -> None:
-        monkeypatch.setattr(wire_traces, "enabled", on)
-    return switch
+    return switch_of(wire_traces, monkeypatch)
 
 
 @pytest.mark.parametrize("name", ["truncated", "too_deep", "bad_utf8_name", "status_twice", "resource_twice"])
@@ -387,15 +347,7 @@ def test_the_hooks_give_the_same_records(wire_enabled: Callable[[bool], None], t
 ])
 def test_the_file_reader_still_refuses_what_it_refused(body: bytes, error: type[Exception], tmp_path: Path,
                                                        wire_enabled: Callable[[bool], None]) -> None:
-    path = tmp_path / "t.pb"
-    path.write_bytes(body)
-    messages = []
-    for on in (False, True):
-        wire_enabled(on)
-        with pytest.raises(error) as caught:
-            read_signal_file(path)
-        messages.append(str(caught.value))
-    assert messages[0] == messages[1]
+    assert_file_reader_refuses_alike(tmp_path / "t.pb", body, error, wire_enabled)
 
 
 def test_compiled_says_whether_this_module_is_an_extension() -> None:
