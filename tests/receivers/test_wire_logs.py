@@ -4,6 +4,7 @@ old path (ingest.py, files.py). The wire primitives and values are tested in tes
 
 from __future__ import annotations
 
+import importlib.machinery
 import struct
 from collections.abc import Callable
 from functools import cache
@@ -195,6 +196,7 @@ def test_the_hooks_give_the_same_records(wire_enabled: Callable[[bool], None], t
         wire_enabled(on)
         results.append((repr(decode_logs(body, "protobuf")), repr(read_signal_file(path).logs)))
     assert results[0] == results[1] and "body-2" in results[0][1]
+    assert wire_logs.decode_or_none(body) is not None  # so the second results came from the fast path
     assert wire_logs.decode_or_none(bytearray(body)) is None
 
 
@@ -206,3 +208,9 @@ def test_the_hooks_give_the_same_records(wire_enabled: Callable[[bool], None], t
 def test_the_file_reader_still_refuses_what_it_refused(body: bytes, error: type[Exception], tmp_path: Path,
                                                        wire_enabled: Callable[[bool], None]) -> None:
     assert_file_reader_refuses_alike(tmp_path / "t.logs.pb", body, error, wire_enabled)
+
+
+def test_compiled_says_whether_this_module_is_an_extension() -> None:
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    assert wire_logs.compiled() == str(wire_logs.__file__).endswith(suffixes)
+    assert wire_logs.enabled == wire_logs.compiled()
