@@ -169,7 +169,7 @@ async def replay(paths: Sequence[str | Path], config: ResolvedConfig, missing: s
             counts.log_records += len(batch.logs)
             for part in window.split(batch):  # a file larger than the window goes in parts that fit
                 await _hand_on(service, part, counts)
-        await window.flush(service.pipeline.on_trace)
+        await window.flush(service.pipeline.on_trace, final=True)  # the last input was read: nothing is late
         await service.pipeline.flush_conversations()
         await service.pipeline.drain(timeout=3600)
     finally:

@@ -220,12 +220,13 @@ class TraceWindow:
 
     # -- release ------------------------------------------------------------------------------------------------
 
-    def _pop(self, trace_id: str) -> tuple[AssembledTrace, Completion]:
-        """Remove a held trace and build what is released (callers count releases in bulk)."""
+    def _pop(self, trace_id: str, retain: bool = True) -> tuple[AssembledTrace, Completion]:
+        """Remove a held trace and build what is released (callers count releases in bulk); ``retain=False``: not
+        kept for late spans (nothing can arrive any more)."""
         entry = self._pending.pop(trace_id)
         self._released.add(trace_id)
         trace = assembled(entry)
-        on_done = self._memory.release(entry.nbytes, trace if self._retain else None)
+        on_done = self._memory.release(entry.nbytes, trace if retain and self._retain else None)
         return trace, Completion(entry.deliveries, on_done)
 
     def due(self) -> list[str]:
@@ -258,13 +259,14 @@ class TraceWindow:
                     self._released_counters.get(trigger).inc(n)
         return sum(released.values())
 
-    async def flush(self, sink: TraceSink) -> int:
-        """Release every held trace now (replay end, shutdown)."""
+    async def flush(self, sink: TraceSink, *, final: bool = False) -> int:
+        """Release every held trace now (a full replay window, replay end, shutdown). ``final``: no span can
+        arrive any more (the end of a replay, shutdown), so released traces are not retained for late spans."""
         count = 0
         try:
             for trace_id in list(self._pending):
                 if trace_id in self._pending:
-                    trace, completion = self._pop(trace_id)
+                    trace, completion = self._pop(trace_id, retain=not final)
                     count += 1
                     await sink(trace, completion)
         finally:
@@ -317,7 +319,7 @@ class TraceWindow:
         if sink is not None:
             try:
                 async with asyncio.timeout(timeout):
-                    await self.flush(sink)
+                    await self.flush(sink, final=True)
             except TimeoutError:
                 pass
         self.drop_all("shutdown")

@@ -119,6 +119,22 @@ async def test_a_late_span_reopens_the_trace_as_a_new_revision() -> None:
     assert value(tm, "evald_assembly_dropped_spans_total", reason="late") == 1 and len(window) == 0
 
 
+async def test_a_flush_retains_released_traces_for_late_spans_and_a_final_flush_does_not() -> None:
+    """A flush while input may still come (a full replay window) keeps the released traces for late spans; the
+    final one (the end of a replay, shutdown) keeps none: nothing can arrive any more, and retaining would only cost
+    the work and the memory until exit."""
+    window, clock, tm, out = make(late_retention=10)
+    sink = await collect_into(out)
+    window.consume(SignalBatch(spans=(span(T1, "a" * 16),)))
+    assert await window.flush(sink) == 1
+    window.consume(SignalBatch(spans=(span(T1, "b" * 16, parent="a" * 16),)))  # late: reopens the retained trace
+    assert value(tm, "evald_assembly_reopened_traces_total") == 1
+    window.consume(SignalBatch(spans=(span(T2, "c" * 16),)))
+    assert await window.flush(sink, final=True) == 2
+    assert [t.revision for t in out] == [1, 2, 1] and len(window._retained) == 0
+    assert window._memory.held == 0  # every charge was dropped when the sink released it
+
+
 async def test_a_trace_reopened_by_a_late_span_counts_against_num_traces() -> None:
     window, clock, tm, out = make(num_traces=1, late_retention=10)
     sink = await collect_into(out)
