@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -47,7 +46,6 @@ logger = logging.getLogger(__name__)
 ATTR_EXPECTED = "evald.expected"
 ATTR_EXPECTED_TOOLS = "evald.expected_tools"
 ATTR_RELEVANT_IDS = "evald.relevant_ids"
-_SPACES = re.compile(r"\s+")
 
 
 class GoldensConfig(ComponentConfig):
@@ -64,8 +62,12 @@ class GoldensConfig(ComponentConfig):
 
 
 def normalise_input(text: str) -> str:
-    folded = _SPACES.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
-    return folded.rstrip("?!. ").strip()
+    """NFKC, case-folded, runs of whitespace collapsed to one space, surrounding whitespace and trailing ``?!.``
+    removed. ASCII text is its own NFKC form (the normalisation, a pass over the whole text, is skipped), and
+    ``" ".join(t.split())`` is ``re.sub(r"\\s+", " ", t).strip()``: both split on ``str.isspace`` characters."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    return " ".join(text.casefold().split()).rstrip("?!. ").strip()
 
 
 def load_goldens(path: str | Path) -> dict[str, dict[str, Any]]:

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evald.case import EvalCase
 from evald.config.loader import parse_config
@@ -27,6 +32,24 @@ def span(span_id: str, parent: str | None = None, **attributes: object) -> SpanR
 def test_normalise_input_ignores_case_spacing_and_final_punctuation() -> None:
     assert normalise_input("  What is  the Capital of\nFRANCE? ") == "what is the capital of france"
     assert normalise_input("Ｐａｒｉｓ!") == "paris"  # NFKC folds full-width letters
+
+
+def _reference_normalise(text: str) -> str:
+    """The rule as docs state it, written the plain way: NFKC, casefold, runs of \\s to one space, strip, then
+    trailing ?!. and whitespace removed."""
+    folded = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).casefold()).strip()
+    return folded.rstrip("?!. ").strip()
+
+
+_WHITESPACE = "".join(chr(i) for i in range(sys.maxunicode + 1) if chr(i).isspace())
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.one_of(st.characters(), st.sampled_from(_WHITESPACE + "?!.ﬁＡé\u0301İ"))))
+def test_normalise_input_is_the_plain_rule(text: str) -> None:
+    """The fast path (no NFKC pass for ASCII, str.split for \\s runs) gives what the plain rule gives, on any text,
+    with every whitespace character, compatibility forms, combining marks and the final punctuation drawn often."""
+    assert normalise_input(text) == _reference_normalise(text)
 
 
 def test_load_jsonl_and_json_array(tmp_path: Path) -> None:
