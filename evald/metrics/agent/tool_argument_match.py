@@ -71,15 +71,19 @@ class ToolArgumentMatchMetric(BaseMetric):
         return ("tool_calls", "tool_arguments") if configured else self.needs
     Options: ClassVar[type[ComponentConfig]] = ToolArgumentMatchOptions
 
+    def setup(self) -> None:
+        opts = cast(ToolArgumentMatchOptions, self.options)
+        #: the configured expected calls as (name, arguments) pairs, built once (None: read from each case)
+        self._configured = (None if opts.expected_calls is None
+                            else [(call.name, call.arguments) for call in opts.expected_calls])
+        self._ignore = frozenset(opts.ignore_keys)
+
     def measure(self, eval_case: EvalCase) -> Score | None:
         opts = cast(ToolArgumentMatchOptions, self.options)
-        if opts.expected_calls is not None:
-            expected = [(call.name, call.arguments) for call in opts.expected_calls]
-        else:
-            expected = _expected_calls(eval_case.expected) or []
+        expected = self._configured if self._configured is not None else _expected_calls(eval_case.expected)
         if not expected:
             return None
-        ignore = frozenset(opts.ignore_keys)
+        ignore = self._ignore
         calls = eval_case.tool_calls
         arguments = [arguments_of(call) for call in calls]
 

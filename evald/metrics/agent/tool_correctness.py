@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Annotated, Any, ClassVar, Literal, Self, cast
 
 from pydantic import Field, model_validator
@@ -80,9 +79,10 @@ class ToolCorrectnessMetric(BaseMetric):
                 violations = _missing_in_order(expected, called, {e for e, _ in pairs})
                 extra = sorted(set(range(len(called))) - {a for _, a in pairs})
             else:
-                matched = sum((Counter(called) & Counter(expected)).values())
-                violations = _missing(expected, called)
-                extra = _extra_calls(expected, called)
+                want, have = _counts(expected), _counts(called)
+                matched = sum(min(count, have.get(name, 0)) for name, count in want.items())  # |A ∩ E|, multisets
+                violations = _missing(want, have)
+                extra = _extra_calls(want, called) if opts.mode == "exact" else []
             if opts.mode == "exact":
                 violations += _unexpected(called, extra, " at that point" if opts.ordered else "")
                 denominator = max(len(called), len(expected))
@@ -96,11 +96,19 @@ class ToolCorrectnessMetric(BaseMetric):
                           **violation_metadata(violations))
 
 
-def _missing(expected: list[str], called: list[str]) -> Problems:
-    want, have = Counter(expected), Counter(called)
-    return [violation("missing_tool", f"{name} expected {count} time(s), called {have[name]}", tool=name,
-                      expected=count, value=have[name])
-            for name, count in want.items() if have[name] < count]
+def _counts(names: list[str]) -> dict[str, int]:
+    """How many times each name occurs, in first-occurrence order (a Counter without its Python-level
+    construction: this runs for every case with expected tools)."""
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def _missing(want: dict[str, int], have: dict[str, int]) -> Problems:
+    return [violation("missing_tool", f"{name} expected {count} time(s), called {called}", tool=name,
+                      expected=count, value=called)
+            for name, count in want.items() if (called := have.get(name, 0)) < count]
 
 
 def _missing_in_order(expected: list[str], called: list[str], aligned: set[int]) -> Problems:
@@ -118,12 +126,13 @@ def _missing_in_order(expected: list[str], called: list[str], aligned: set[int])
     return out
 
 
-def _extra_calls(expected: list[str], called: list[str]) -> list[int]:
-    """Indices of the calls beyond what ``expected`` allows for their tool (the later calls of a tool)."""
-    budget = Counter(expected)
+def _extra_calls(want: dict[str, int], called: list[str]) -> list[int]:
+    """Indices of the calls beyond what ``want`` (expected counts) allows for their tool (the later calls of a
+    tool)."""
+    budget = dict(want)
     extra = []
     for index, name in enumerate(called):
-        if budget[name] > 0:
+        if budget.get(name, 0) > 0:
             budget[name] -= 1
         else:
             extra.append(index)

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from evald.case import Dimension
@@ -85,3 +88,31 @@ def test_ordered_superset_is_a_config_error() -> None:
         ToolCorrectnessMetric(options={"mode": "superset", "ordered": True})
     with pytest.raises(ValidationError):
         ToolCorrectnessMetric(options={"mode": "fuzzy"})
+
+
+_NAMES = st.lists(st.sampled_from(["search", "fetch", "summarize", "email"]), max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(called=_NAMES, expected=_NAMES, mode=st.sampled_from(["subset", "exact"]))
+def test_unordered_modes_follow_the_multiset_definitions(called: list[str], expected: list[str], mode: str) -> None:
+    """The documented formulas, computed with collections.Counter: |A ∩ E| over |E| (subset) or max(|A|, |E|)
+    (exact); a missing_tool violation per expected tool called too few times, and in exact mode an
+    unexpected_tool violation per call beyond its tool's expected count (the later calls)."""
+    score = measure(ToolCorrectnessMetric(options={"mode": mode}), trajectory(*called, expected_tools=tuple(expected)))
+    want, have = Counter(expected), Counter(called)
+    matched = sum((want & have).values())
+    denominator = len(expected) if mode == "subset" else max(len(called), len(expected))
+    assert score.value == (matched / denominator if denominator else 1.0)
+    assert score.metadata["matched"] == matched
+    missing = [(v["tool"], v["expected"], v["value"]) for v in score.metadata["violations"]
+               if v["rule"] == "missing_tool"]
+    assert missing == [(name, n, have[name]) for name, n in want.items() if have[name] < n]
+    seen: Counter[str] = Counter()
+    beyond = []
+    for index, name in enumerate(called):
+        seen[name] += 1
+        if seen[name] > want[name]:
+            beyond.append(index)
+    unexpected = [v["index"] for v in score.metadata["violations"] if v["rule"] == "unexpected_tool"]
+    assert unexpected == (beyond if mode == "exact" else [])
