@@ -63,11 +63,9 @@ class GoldensConfig(ComponentConfig):
 
 def normalise_input(text: str) -> str:
     """NFKC, case-folded, runs of whitespace collapsed to one space, surrounding whitespace and trailing ``?!.``
-    removed. ASCII text is its own NFKC form (the normalisation, a pass over the whole text, is skipped), and
-    ``" ".join(t.split())`` is ``re.sub(r"\\s+", " ", t).strip()``: both split on ``str.isspace`` characters."""
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
-    return " ".join(text.casefold().split()).rstrip("?!. ").strip()
+    removed. ``" ".join(t.split())`` is ``re.sub(r"\\s+", " ", t).strip()`` (both split on ``str.isspace``
+    characters) at a quarter of the cost."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split()).rstrip("?!. ").strip()
 
 
 def load_goldens(path: str | Path) -> dict[str, dict[str, Any]]:
