@@ -137,7 +137,9 @@ def summarize(scored: Iterable[ScoredCase], missing: str = "skip") -> Summary:
             per_metric = reasons.setdefault(reason, {})
             per_metric[name] = per_metric.get(name, 0) + 1
         for score in sc.scores:
-            m = entry(score.name, score.dimension.value)
+            m = metrics.get(score.name)  # read first: an enum's .value is a Python-level property
+            if m is None:
+                m = entry(score.name, score.dimension.value)
             m.values.append(score.value)
             if score.passed:
                 m.passed += 1
