@@ -18,6 +18,8 @@ shape); a malformed part fails only its metric (``JudgeError`` ``malformed``, co
 ``evald_judge_batch_parts_total{result="malformed"}``), the others get their verdicts. An answer that is not one
 JSON object, a refusal (budget, circuit) or a failed call reaches every metric of the group, as for a single call.
 A metric that gives up (its timeout) leaves the call running for the others; the call is charged as usual.
+Closing the judge (``aclose``) fails the metrics still waiting, in an open group or in a call being sent, at once
+with ``JudgeError`` ``closed`` (not at their metric timeout).
 """
 
 from __future__ import annotations
@@ -97,7 +99,8 @@ class Batcher:
         self._model, self._provider_name = config.model, config.provider  # for the attempt spans (tracing.py)
         self._tm = shared_instruments(registry, BatchTelemetry)
         self._open: dict[object, _Group] = {}
-        self._sending: set[asyncio.Task[None]] = set()
+        #: calls being sent, with the futures of their parts (failed by aclose if still pending)
+        self._sending: dict[asyncio.Task[None], list[asyncio.Future[Verdict]]] = {}
 
     async def ask(self, key: object, task: str, data: Sequence[tuple[str, str]], fields: Sequence[VerdictField]
                   ) -> Verdict:
@@ -121,8 +124,11 @@ class Batcher:
         live = [(part, future) for part, future in group.parts if not future.done()]
         if live:
             task = asyncio.get_running_loop().create_task(self._send(live))
-            self._sending.add(task)
-            task.add_done_callback(self._sending.discard)
+            self._sending[task] = [future for _, future in live]
+            task.add_done_callback(self._sent)
+
+    def _sent(self, task: asyncio.Task[None]) -> None:
+        self._sending.pop(task, None)
 
     async def _send(self, parts: list[tuple[BatchPart, asyncio.Future[Verdict]]]) -> None:
         if len(parts) == 1:
@@ -160,11 +166,21 @@ class Batcher:
                 _resolve(future, result)
 
     async def aclose(self) -> None:
+        """Stop: open groups are not sent and calls being sent are cancelled; every metric still waiting gets
+        ``JudgeError`` ``closed`` now."""
+        from evald.judges.limiter import JudgeError
+
+        waiting: list[asyncio.Future[Verdict]] = []
         for group in list(self._open.values()):
             if group.timer is not None:
                 group.timer.cancel()
+            waiting += [future for _, future in group.parts]
         self._open.clear()
-        for task in list(self._sending):
+        sending = dict(self._sending)
+        for task, futures in sending.items():
             task.cancel()
-        await asyncio.gather(*self._sending, return_exceptions=True)
+            waiting += futures
+        await asyncio.gather(*sending, return_exceptions=True)
+        for future in waiting:
+            _resolve(future, JudgeError(self.name, "closed", "the judge was closed before its verdict arrived"))
         await self.provider.aclose()

@@ -186,3 +186,34 @@ async def test_a_batched_call_gets_its_attempt_span_like_a_single_call(monkeypat
     assert attributes["evald.judge.outcome"] == "ok" and attributes["evald.judge.attempt"] == 0
     assert attributes["gen_ai.request.model"] == judge.config.model
     assert isinstance(attributes.get("gen_ai.usage.input_tokens"), int)
+
+
+async def _closed_at_once(judge: Judge, asked: asyncio.Task[list[Verdict | BaseException]]) -> None:
+    started = asyncio.get_running_loop().time()
+    await asyncio.wait_for(judge.aclose(), 5)
+    results = await asyncio.wait_for(asked, 1)  # not at a metric timeout: at once
+    assert asyncio.get_running_loop().time() - started < 1
+    assert [type(r) for r in results] == [JudgeError] * 3
+    assert {r.outcome for r in results if isinstance(r, JudgeError)} == {"closed"}
+
+
+async def test_closing_the_judge_fails_the_metrics_waiting_in_an_open_group_at_once() -> None:
+    async with schema_llm() as llm:
+        judge = _judge(llm, "openai", batch={"enabled": True, "max_metrics": 4, "max_wait": 1})
+        asked = asyncio.create_task(_ask_all(judge))  # three of four: the group waits for max_wait
+        await asyncio.sleep(0.05)
+        await _closed_at_once(judge, asked)
+    assert llm.bodies == []  # the open group was never sent
+
+
+async def test_closing_the_judge_fails_the_metrics_of_a_call_being_sent_at_once() -> None:
+    async with schema_llm() as llm:
+        llm.latency = 30
+        judge = _judge(llm, "openai", batch={"enabled": True, "max_metrics": 3}, timeout=60)
+        asked = asyncio.create_task(_ask_all(judge))  # three of three: sent at once, answered in 30 s
+        for _ in range(200):
+            if llm.bodies:
+                break
+            await asyncio.sleep(0.01)
+        assert len(llm.bodies) == 1 and llm.batched_requests == 1
+        await _closed_at_once(judge, asked)
