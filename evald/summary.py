@@ -112,19 +112,21 @@ def summarize(scored: Iterable[ScoredCase], missing: str = "skip") -> Summary:
     metrics: dict[str, MetricSummary] = {}
     cases = 0
 
-    def entry(name: str, dimension: str) -> MetricSummary:
-        if name not in metrics:
-            metrics[name] = MetricSummary(name, dimension)
-        return metrics[name]
+    def entry(name: str, dimension: str) -> MetricSummary:  # the first outcome of ``name``: callers look it up
+        m = metrics[name] = MetricSummary(name, dimension)
+        return m
 
     def absent(name: str, sc: ScoredCase) -> MetricSummary:
         """A metric with no score on ``sc`` (skipped or errored); with ``missing="zero"`` a failed 0."""
-        m = entry(name, sc.metric_dimensions.get(name, "unknown"))
-        if missing == "zero":
+        m = metrics.get(name)
+        if m is None:
+            m = entry(name, sc.metric_dimensions.get(name, "unknown"))
+        if zero:
             m.values.append(0.0)
             m.failed += 1
         return m
 
+    zero = missing == "zero"
     reasons: dict[str, dict[str, int]] = {}
     capture: dict[str, dict[str, int]] = {}
     for sc in scored:
@@ -133,9 +135,6 @@ def summarize(scored: Iterable[ScoredCase], missing: str = "skip") -> Summary:
         if isinstance(status, str):
             by_status = capture.setdefault(str(sc.case.metadata.get("instrumentation", "other")), {})
             by_status[status] = by_status.get(status, 0) + 1
-        for name, reason in sc.skipped:
-            per_metric = reasons.setdefault(reason, {})
-            per_metric[name] = per_metric.get(name, 0) + 1
         for score in sc.scores:
             m = metrics.get(score.name)  # read first: an enum's .value is a Python-level property
             if m is None:
@@ -145,7 +144,9 @@ def summarize(scored: Iterable[ScoredCase], missing: str = "skip") -> Summary:
                 m.passed += 1
             else:
                 m.failed += 1
-        for name, _ in sc.skipped:
+        for name, reason in sc.skipped:
+            per_metric = reasons.setdefault(reason, {})
+            per_metric[name] = per_metric.get(name, 0) + 1
             absent(name, sc).skipped += 1
         for name, _ in sc.errors:
             absent(name, sc).errors += 1
