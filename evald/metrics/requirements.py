@@ -91,8 +91,17 @@ def _compile(needs: tuple[str, ...]) -> Callable[[EvalCase], str | None]:
 
         return check_one
 
+    # several specs: a plain single field is tested inline (no call of its presence test), the rest by their tests
+    steps = [(first, attrgetter(first) if len(tests) == 1 and first in _FIELDS and first not in _SPECIAL else None,
+              tests) for first, tests in specs]
+
     def check(case: EvalCase) -> str | None:
-        for first, tests in specs:
+        for first, get, tests in steps:
+            if get is not None:
+                value = get(case)
+                if value is None or (type(value) is str and (not value or value.isspace())):
+                    return first
+                continue
             for present in tests:
                 if present(case):
                     break

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evald.case import Dimension, Document, EvalCase, Message, Score, ToolCall
 from evald.metrics.base import BaseMetric
@@ -175,3 +177,26 @@ def test_the_harness_adapter_gets_the_same_check() -> None:
     plan = scorer.plan([MetricBinding(exact(), "all", MetricFilter())])
     result = scorer.score_inline(case(expected="Paris", metadata={"content_capture": "masked"}), plan)
     assert result.scores == () and result.skipped == (("harness:ExactMatchMetric", "missing_output"),)
+
+
+_VALUES = st.sampled_from([None, "", "  \n", "q", 0, 0.0, [], ["x"], {"k": 1}])
+_NAMES = ["input", "output", "expected", "latency_ms", "tool_calls", "tool_arguments", "context", "messages"]
+_SPECS = st.lists(st.one_of(st.sampled_from(_NAMES), st.builds("|".join, st.lists(st.sampled_from(_NAMES),
+                                                                                   min_size=2, max_size=3))),
+                  min_size=1, max_size=4)
+
+
+@settings(max_examples=400, deadline=None)
+@given(needs=_SPECS, inp=_VALUES, out=_VALUES, expected=_VALUES, latency=st.sampled_from([None, 0.0, 12.5]),
+       calls=st.sampled_from([(), (ToolCall("f"),), (ToolCall("f", {"a": 1}),)]),
+       capture=st.sampled_from([None, "full", "none", "masked"]))
+def test_a_prepared_check_names_the_first_spec_none_of_whose_fields_is_present(
+        needs: list[str], inp: Any, out: Any, expected: Any, latency: float | None, calls: tuple[ToolCall, ...],
+        capture: str | None) -> None:
+    """Whatever shape the prepared check takes (a plain field inline, alternatives, derived fields), it answers as
+    the definition does: the first name of the first spec none of whose alternatives ``is_present``."""
+    metadata = {} if capture is None else {"content_capture": capture}
+    subject = case(input=inp, output=out, expected=expected, latency_ms=latency, tool_calls=calls, metadata=metadata)
+    want = next((spec.split("|")[0] for spec in needs
+                 if not any(is_present(subject, name) for name in spec.split("|"))), None)
+    assert missing_field(subject, needs) == want
