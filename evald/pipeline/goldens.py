@@ -124,32 +124,37 @@ class ReferenceResolver:
             annotated = self.annotated_spans(trace)
         if not annotated and not self._goldens:
             return case  # the common case online: nothing to add, and nothing to copy
-        spans = _spans_for(case, annotated)
-        expected = case.expected
-        if expected is None:
-            expected = next((v for s in spans if (v := _expected_of(s)) is not None), None)
-        tools = case.expected_tools
-        if tools is None:
-            tools = next((v for s in spans if (v := _names_of(s.attributes.get(ATTR_EXPECTED_TOOLS)))), None)
-        metadata = dict(case.metadata)
-        if "relevant_ids" not in metadata:
-            ids = next((v for s in spans if (v := _names_of(s.attributes.get(ATTR_RELEVANT_IDS)))), None)
-            if ids is not None:
-                metadata["relevant_ids"] = list(ids)
+        expected, tools = case.expected, case.expected_tools
+        metadata: dict[str, Any] | None = None  # the case's metadata copied, once something is added to it
+        if annotated:  # most traces have no reference attributes: no span is read
+            spans = _spans_for(case, annotated)
+            if expected is None:
+                expected = next((v for s in spans if (v := _expected_of(s)) is not None), None)
+            if tools is None:
+                tools = next((v for s in spans if (v := _names_of(s.attributes.get(ATTR_EXPECTED_TOOLS)))), None)
+            if "relevant_ids" not in case.metadata:
+                ids = next((v for s in spans if (v := _names_of(s.attributes.get(ATTR_RELEVANT_IDS)))), None)
+                if ids is not None:
+                    metadata = dict(case.metadata)
+                    metadata["relevant_ids"] = list(ids)
         golden = self._golden_for(case)
         if golden is not None:
             if expected is None:
                 expected = golden.get("expected")
             if tools is None:
                 tools = _names_of(golden.get("expected_tools"))
+            if metadata is None:
+                metadata = dict(case.metadata)
             for key, value in (golden.get("metadata") or {}).items():
                 metadata.setdefault(str(key), value)
             if golden.get("context") is not None:
                 metadata.setdefault("golden_context", golden["context"])
             metadata["golden"] = True
-        if expected is case.expected and tools is case.expected_tools and metadata == case.metadata:
+        if expected is case.expected and tools is case.expected_tools and (metadata is None
+                                                                           or metadata == case.metadata):
             return case
-        return replace(case, expected=expected, expected_tools=tools, metadata=metadata)
+        return replace(case, expected=expected, expected_tools=tools,
+                       metadata=dict(case.metadata) if metadata is None else metadata)
 
     def _golden_for(self, case: EvalCase) -> Mapping[str, Any] | None:
         if not self._goldens or not isinstance(case.input, str):
