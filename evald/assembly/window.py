@@ -1,15 +1,16 @@
 """Trace assembly window: groups spans and log records by trace id and releases whole traces.
 
-Config keys (``assembly:``): ``settle`` (quiet time after the root span arrived, default 2s),
-``decision_wait`` (the longest a trace is held, from its first item, default 30s), ``num_traces`` (traces held
-at once, default 50000), ``max_spans_per_trace`` (default 2000), ``max_logs_per_trace`` (default 2000),
-``released_memory`` (how many released trace ids are remembered to spot late and redelivered spans,
-default 100000; kept as hashes, evald/assembly/released.py), ``late_spans`` (``reevaluate`` (default) or
-``drop``), ``late_retention`` (released traces kept with their spans for re-evaluation, default 5000; also
-bounded by ``memory_limiter.retention_limit_mib``, default 8 MiB).
+Config keys (``assembly:``): ``settle`` (quiet time after the root span arrived, default 2s), ``decision_wait`` (the
+longest a trace is held, from its first item, default 30s), ``num_traces`` (traces held at once, default 50000),
+``max_spans_per_trace`` (default 2000), ``max_logs_per_trace`` (default 2000), ``released_memory`` (how many
+released trace ids are remembered to spot late and redelivered spans, default 100000; kept as hashes,
+evald/assembly/released.py), ``late_spans`` (``reevaluate`` (default) or ``drop``), ``late_retention`` (released
+traces kept with their spans for re-evaluation, default 5000; also bounded by ``memory_limiter.retention_limit_mib``,
+default 8 MiB).
 
-Release: when the root span has arrived and nothing new came for ``settle``, or ``decision_wait`` after the
-first item (then the trace is flagged ``complete=False`` if it has no root).
+Release: when the root span has arrived and nothing new came for ``settle``, or ``decision_wait`` after the first
+item (then the trace is flagged ``complete=False`` if it has no root); ``flush`` releases every held trace and
+``release(ids)`` given ones (``evald replay``: once the last input file holding them has been read).
 
 Memory: ``memory_limiter`` (``limit_mib``, ``spike_limit_mib``, ``retention_limit_mib``; evald/assembly/memory.py).
 
@@ -34,7 +35,7 @@ import asyncio
 import contextlib
 import heapq
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -74,9 +75,7 @@ class AssemblyConfig(ComponentConfig):
     @model_validator(mode="after")
     def _check_waits(self) -> AssemblyConfig:
         if self.decision_wait < self.settle:
-            raise ValueError(
-                f"`decision_wait` ({self.decision_wait:g}s) must be >= `settle` ({self.settle:g}s)"
-            )
+            raise ValueError(f"`decision_wait` ({self.decision_wait:g}s) must be >= `settle` ({self.settle:g}s)")
         return self
 
 
@@ -260,32 +259,38 @@ class TraceWindow:
         return sum(released.values())
 
     async def flush(self, sink: TraceSink, *, final: bool = False) -> int:
-        """Release every held trace now (a full replay window, replay end, shutdown). ``final``: no span can
-        arrive any more (the end of a replay, shutdown), so released traces are not retained for late spans."""
+        """Release every held trace now; ``final`` (replay end, shutdown): none is retained for late spans."""
+        return await self.release(list(self._pending), sink, trigger="flush", retain=not final)
+
+    async def release(self, trace_ids: Iterable[str], sink: TraceSink, *, trigger: str = "last_file",
+                      retain: bool = False) -> int:
+        """Release those of ``trace_ids`` still held (``evald replay``: after the last input file holding them)."""
         count = 0
         try:
-            for trace_id in list(self._pending):
+            for trace_id in trace_ids:
                 if trace_id in self._pending:
-                    trace, completion = self._pop(trace_id, retain=not final)
+                    trace, completion = self._pop(trace_id, retain)
                     count += 1
                     await sink(trace, completion)
         finally:
-            self._heap.clear()
             self._retained.flush_counts()
             if count:
-                self._released_counters.get("flush").inc(count)
+                self._released_counters.get(trigger).inc(count)
+            if not self._pending or len(self._heap) > 2 * len(self._pending) + 1024:  # released traces' deadlines
+                pending = self._pending
+                self._heap = [(d, t) for d, t in self._heap if (e := pending.get(t)) is not None and e.deadline == d]
+                heapq.heapify(self._heap)
         return count
 
     def drop_all(self, reason: str) -> int:
         """Drop everything still held (counted), releasing the deliveries so sources are not stuck."""
-        count = 0
-        for trace_id in list(self._pending):
-            entry = self._pending.pop(trace_id)
+        count = len(self._pending)
+        for entry in list(self._pending.values()):
             self._memory.window_bytes -= entry.nbytes
             self._tm.dropped_spans.labels(reason).inc(len(entry.spans))
             for delivery in entry.deliveries:
                 delivery.release()
-            count += 1
+        self._pending.clear()
         self._heap.clear()
         return count
 
