@@ -23,6 +23,7 @@ COMPILED_MODULES: Final[tuple[str, ...]] = (
     "evald.receivers.wire",
     "evald.receivers.wire_traces",
     "evald.receivers.wire_logs",
+    "evald.receivers.wire_ids",
     "evald.exporters.prometheus_table",
     *(f"evald.mapping.{name}" for name in (
         "case_parts", "content_capture", "genai_calls", "genai_semconv", "instrumentations", "langfuse", "masking",
