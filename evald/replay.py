@@ -12,6 +12,10 @@ directory, that is not an OTLP request (corrupt protobuf or JSON, another suffix
 files found in a directory (``README.md``, or a well-formed JSON document that is no OTLP request, such as a
 manifest beside the traces) are only noted in ``skipped_files``.
 
+Release: every binary input is read ahead for its trace ids (evald/replay_ahead.py), and each trace is released
+(mapped, scored) as soon as the last file holding it has been read, whole, and not retained for late spans; the
+window holds only open traces. Traces that OTLP/JSON or unreadable inputs might still hold wait for the end.
+
 Every trace that gave no trace case (not evaluable, or no GenAI span) is kept in ``not_evaluable`` with its
 reasons: a ``--output`` row each, and counts by reason in the summary (``attach_counts``).
 
@@ -40,6 +44,7 @@ from evald.interfaces import MappingResult
 from evald.judges.registry import close_judges
 from evald.model import AssembledTrace, ScoredCase, SignalBatch
 from evald.receivers.files import NotOtlpDocumentError, read_signal_file
+from evald.replay_ahead import ReadAhead
 from evald.service import EvaldService
 from evald.summary import Summary, summarize
 
@@ -149,26 +154,18 @@ async def replay(paths: Sequence[str | Path], config: ResolvedConfig, missing: s
     service.router.observe(lambda trace, mapped: _record_not_evaluable(trace, mapped, rows))
     await service.pipeline.start()
     window = service.window
+    ahead = ReadAhead.of(files)  # each trace is released once the last file holding it has been read
     read = 0
     try:
-        for path in files:
-            try:
-                batch = read_signal_file(path)
-            except NotOtlpDocumentError as err:  # a manifest beside the traces: noted; named, it is an error
-                why = str(err).removeprefix(f"{path.name}: ")
-                (failed if path in found.named else skipped).append((str(path), why))
-                continue
-            except EvaldError as err:
-                failed.append((str(path), str(err).removeprefix(f"{path.name}: ")))
-                continue
-            except OSError as err:
-                failed.append((str(path), f"cannot read: {_reason(err)}"))
-                continue
-            read += 1
-            counts.spans += len(batch.spans)
-            counts.log_records += len(batch.logs)
-            for part in window.split(batch):  # a file larger than the window goes in parts that fit
-                await _hand_on(service, part, counts)
+        for index, path in enumerate(files):
+            batch = _read_input(path, found, failed, skipped)
+            if batch is not None:
+                read += 1
+                counts.spans += len(batch.spans)
+                counts.log_records += len(batch.logs)
+                for part in window.split(batch):  # a file larger than the window goes in parts that fit
+                    await _hand_on(service, part, counts)
+            await window.release(ahead.done_after(index), service.pipeline.on_trace)
         await window.flush(service.pipeline.on_trace, final=True)  # the last input was read: nothing is late
         await service.pipeline.flush_conversations()
         await service.pipeline.drain(timeout=3600)
@@ -176,12 +173,28 @@ async def replay(paths: Sequence[str | Path], config: ResolvedConfig, missing: s
         await service.pipeline.shutdown(timeout=1)
         await close_judges()
     scored = sorted(memory.cases, key=lambda c: (c.case.trace_id, c.case.scope != "trace", c.case.span_id or ""))
+    rows.sort(key=lambda row: str(row["trace_id"]))  # by trace id, as the cases: not in the order of release
     counts.files_read = read
     _count_stages(service.telemetry.registry, counts)
     result = ReplayResult(scored=scored, summary=summarize(scored, missing), skipped_files=skipped, files_read=read,
                           failed_files=failed, counts=counts, not_evaluable=rows)
     attach_counts(result.summary, result)
     return result
+
+
+def _read_input(path: Path, found: Discovery, failed: list[tuple[str, str]],
+                skipped: list[tuple[str, str]]) -> SignalBatch | None:
+    """The file's spans and log records, or None with why in ``failed`` (or ``skipped``: see the module doc)."""
+    try:
+        return read_signal_file(path)
+    except NotOtlpDocumentError as err:  # a manifest beside the traces: noted; named, it is an error
+        why = str(err).removeprefix(f"{path.name}: ")
+        (failed if path in found.named else skipped).append((str(path), why))
+    except EvaldError as err:
+        failed.append((str(path), str(err).removeprefix(f"{path.name}: ")))
+    except OSError as err:
+        failed.append((str(path), f"cannot read: {_reason(err)}"))
+    return None
 
 
 def attach_counts(summary: Summary, result: ReplayResult) -> None:
