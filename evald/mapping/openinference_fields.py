@@ -70,6 +70,8 @@ EVALUATOR: Final = "EVALUATOR"
 
 _ROLE_ALIASES: Final = {"human": "user", "ai": "assistant", "model": "assistant", "bot": "assistant"}
 _TEXT_CONTENT_TYPES: Final = frozenset({"text", "input_text", "output_text"})
+_PATHS: Final[dict[str, dict[str, list[str]]]] = {}  # prefix -> flattened key -> its path after the prefix
+_MAX_PATHS: Final = 4096  # keys per prefix
 
 
 def span_kind(span: SpanRecord) -> str | None:
@@ -109,9 +111,18 @@ def indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
     elif is_mapping(base):
         root.update(_expand(base))
     dot = prefix + "."
+    paths: dict[str, list[str]] | None = None
     for key, value in attrs.items():
         if isinstance(key, str) and key.startswith(dot):
-            _insert(root, key[len(dot):].split("."), value)
+            if type(key) is not str:  # a str subclass: its own comparison, no memo
+                _insert(root, key[len(dot):].split("."), value)
+                continue
+            if paths is None:
+                paths = _path_memo(prefix)
+            path = paths.get(key)
+            if path is None:
+                path = paths[key] = key[len(dot):].split(".")
+            _insert(root, path, value)
     out: list[dict[str, Any]] = []
     for item in items(root):
         if isinstance(item, str):  # one item as a JSON string (``llm.input_messages.0 = '{"message.role": ...}'``)
@@ -119,6 +130,18 @@ def indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
         if isinstance(item, dict):
             out.append(item)
     return out
+
+
+def _path_memo(prefix: str) -> dict[str, list[str]]:
+    """The memo of split keys under ``prefix`` (never mutated by readers). Instrumentations repeat the same keys in
+    every span (``llm.input_messages.0.message.role``): a hit costs a lookup with the key's cached hash instead of a
+    slice, a split and three new strings whose hashes the nested dicts compute again. Bounded: cleared when full."""
+    memo = _PATHS.get(prefix)
+    if memo is None or len(memo) >= _MAX_PATHS:
+        if len(_PATHS) >= _MAX_PATHS:
+            _PATHS.clear()
+        memo = _PATHS[prefix] = {}
+    return memo
 
 
 def items(node: Any) -> list[Any]:
