@@ -151,8 +151,16 @@ def items(node: Any) -> list[Any]:
         return node
     if is_mapping(node):
         keyed = [(int(k), v) for k, v in plain(node).items() if isinstance(k, str) and k.isdigit()]
-        return [v for _, v in sorted(keyed, key=lambda kv: kv[0])]
+        for i in range(1, len(keyed)):  # sorted only when out of order (flattened keys mostly arrive in order)
+            if keyed[i - 1][0] > keyed[i][0]:
+                keyed.sort(key=_index)
+                break
+        return [v for _, v in keyed]
     return []
+
+
+def _index(item: tuple[int, Any]) -> int:
+    return item[0]
 
 
 def _expand(value: Any, depth: int = 0) -> Any:
@@ -170,7 +178,8 @@ def _expand(value: Any, depth: int = 0) -> Any:
 
 
 def _insert(node: dict[str, Any], path: list[str], value: Any) -> None:
-    for i, step in enumerate(path[:-1]):
+    for i in range(len(path) - 1):
+        step = path[i]
         child = node.get(step)
         if isinstance(child, list):  # an array form meeting flattened keys: index it
             child = node[step] = {str(j): v for j, v in enumerate(child)}
