@@ -16,8 +16,14 @@ from typing import Any, Final
 
 from evald.case import Message
 from evald.mapping.messages import message_from_dict
-from evald.mapping.openinference_fields import normalize_role
-from evald.mapping.values import as_str, as_text, is_mapping, is_object_repr, parse_structured
+from evald.mapping.openinference_fields import (
+    INPUT_MIME_TYPE,
+    INPUT_VALUE,
+    OUTPUT_MIME_TYPE,
+    OUTPUT_VALUE,
+    normalize_role,
+)
+from evald.mapping.values import as_str, as_text, is_mapping, is_object_repr, parse_structured, plain
 
 _QUESTION_KEYS: Final = ("input", "question", "query", "user_input", "prompt", "message", "text", "content",
                          "request", "task", "inputs")
@@ -29,10 +35,17 @@ _MAX_DEPTH: Final = 6
 def payload(attrs: Mapping[str, Any], which: str) -> Any:
     """``{which}.value`` as Python data: parsed unless the mime type says plain text; ``None`` for a value declared
     JSON that does not parse (emitters truncate long values)."""
-    value = attrs.get(f"{which}.value")
+    data = plain(attrs)  # compiled: dict reads, and the keys are constants (no f-string per read)
+    if which == "input":
+        value_key, mime_key = INPUT_VALUE, INPUT_MIME_TYPE
+    elif which == "output":
+        value_key, mime_key = OUTPUT_VALUE, OUTPUT_MIME_TYPE
+    else:
+        value_key, mime_key = f"{which}.value", f"{which}.mime_type"
+    value = data.get(value_key)
     if value is None or isinstance(value, (dict, list)):
         return value
-    mime = as_str(attrs.get(f"{which}.mime_type"))
+    mime = as_str(data.get(mime_key))
     if mime is not None and "json" not in mime.lower():
         return as_text(value)
     parsed = parse_structured(value)
