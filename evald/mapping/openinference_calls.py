@@ -169,14 +169,15 @@ def _function_call(value: Any) -> list[Message]:
 
 
 def _parameters(attrs: Mapping[str, Any]) -> dict[str, Any]:
-    return as_dict(attrs.get(oi.INVOCATION_PARAMETERS)) or {}
+    return as_dict(plain(attrs).get(oi.INVOCATION_PARAMETERS)) or {}
 
 
-def _request_model(attrs: Mapping[str, Any], params: dict[str, Any], raw_in: Callable[[], Any]) -> str | None:
+def _request_model(attrs: dict[str, Any], params: dict[str, Any], raw_in: Callable[[], Any]) -> str | None:
     """(Without ``llm.request.model_name``:) the invocation parameters, the request body, LangChain's
     ``ls_model_name`` metadata, else ``llm.model_name`` (the best guess left)."""
-    if model := next((m for k in _MODEL_KEYS if (m := as_str(params.get(k)))), None):
-        return model
+    for key in _MODEL_KEYS:
+        if model := as_str(params.get(key)):
+            return model
     body = raw_in()
     if is_mapping(body) and (model := as_str(body.get("model"))):
         return model
@@ -186,7 +187,8 @@ def _request_model(attrs: Mapping[str, Any], params: dict[str, Any], raw_in: Cal
 
 def provider_of(attrs: Mapping[str, Any]) -> str | None:
     """``llm.provider`` (who hosts the model), else ``llm.system`` (the AI product), in OTel's well-known names."""
-    return sc.normalize_provider(attrs.get(oi.PROVIDER)) or sc.normalize_provider(attrs.get(oi.SYSTEM))
+    data = plain(attrs)
+    return sc.normalize_provider(data.get(oi.PROVIDER)) or sc.normalize_provider(data.get(oi.SYSTEM))
 
 
 def scalar_parameters(call: LLMCall) -> dict[str, Any]:

@@ -77,7 +77,7 @@ _MAX_PATHS: Final = 4096  # keys per prefix
 def span_kind(span: SpanRecord) -> str | None:
     """``openinference.span.kind`` upper-cased, or ``None`` (also for a hostile attributes mapping)."""
     try:
-        kind = span.attributes.get(SPAN_KIND)
+        kind = plain(span.attributes).get(SPAN_KIND)
     except Exception:
         return None
     if isinstance(kind, str) and (key := kind.strip().upper()):
@@ -242,7 +242,7 @@ def prompt_texts(attrs: Mapping[str, Any], prefix: str, key: str) -> list[str]:
     """Legacy completions: ``llm.prompts.{i}.prompt.text`` / ``llm.choices.{i}.completion.text`` (or plain strings
     in an array form)."""
     out: list[str] = []
-    base = parse_structured(attrs.get(prefix))
+    base = parse_structured(plain(attrs).get(prefix))
     if isinstance(base, list) and all(isinstance(v, str) for v in base):
         return [t for v in base if (t := as_text(v))]
     for item in indexed(attrs, prefix):
@@ -270,21 +270,23 @@ def document_from(data: Mapping[str, Any]) -> Document:
 
 def tokens(attrs: Mapping[str, Any]) -> tuple[int | None, int | None, int | None]:
     """(prompt, completion, total). ``*_details.*`` counts are parts of these and are never added."""
-    return (as_count(attrs.get(TOKENS_PROMPT)), as_count(attrs.get(TOKENS_COMPLETION)),
-            as_count(attrs.get(TOKENS_TOTAL)))
+    data = plain(attrs)
+    return (as_count(data.get(TOKENS_PROMPT)), as_count(data.get(TOKENS_COMPLETION)),
+            as_count(data.get(TOKENS_TOTAL)))
 
 
 def cost_usd(attrs: Mapping[str, Any]) -> float | None:
     """``llm.cost.total``, else ``llm.cost.prompt`` + ``llm.cost.completion`` (USD; negative values ignored)."""
-    total = as_float(attrs.get(COST_TOTAL))
+    data = plain(attrs)
+    total = as_float(data.get(COST_TOTAL))
     if total is not None:
         return total if total >= 0 else None
-    parts = [c for k in (COST_PROMPT, COST_COMPLETION) if (c := as_float(attrs.get(k))) is not None and c >= 0]
+    parts = [c for k in (COST_PROMPT, COST_COMPLETION) if (c := as_float(data.get(k))) is not None and c >= 0]
     return sum(parts) if parts else None
 
 
 def tags(attrs: Mapping[str, Any]) -> list[str]:
-    value = parse_structured(attrs.get(TAGS))
+    value = parse_structured(plain(attrs).get(TAGS))
     if isinstance(value, str):
         return [value] if value.strip() else []
     return [t for t in value if isinstance(t, str) and t.strip()] if isinstance(value, list) else []
