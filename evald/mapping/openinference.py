@@ -17,7 +17,7 @@ is handed to :class:`GenAISemconvMapper`. Pure; bad data gives warnings.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 from evald.case import EvalCase, ToolCall, new_eval_case
@@ -36,10 +36,10 @@ from evald.mapping.genai_semconv import GenAISemconvMapper
 from evald.mapping.openinference_calls import LLMCall, read_call, scalar_parameters
 from evald.mapping.openinference_payloads import answer_text, payload, user_text
 from evald.mapping.openinference_tools import span_documents, tool_from_span, unique_documents
-from evald.mapping.values import as_dict, as_str
 from evald.model import AssembledTrace, SpanRecord
 from evald.span_reads import duration_ms, is_root, service_name
 
+_NAME: Final = "openinference"
 _FRAMES: Final = frozenset({oi.CHAIN, oi.AGENT})
 _HELPER_SPAN: Final = "._prepare_chat_with_tools"  # LlamaIndex: builds the tool-call request, sends nothing
 
@@ -47,7 +47,7 @@ _HELPER_SPAN: Final = "._prepare_chat_with_tools"  # LlamaIndex: builds the tool
 class OpenInferenceMapper:
     """SpanMapper for OpenInference spans. Route it before ``genai_semconv``."""
 
-    name: ClassVar[str] = "openinference"
+    name: ClassVar[str] = _NAME
 
     def __init__(self, llm_call_cases: bool = True) -> None:
         #: build the ``llm_call`` cases (False when no configured metric scores them: the trace case only)
@@ -103,8 +103,8 @@ class OpenInferenceMapper:
     def _llm_case(self, trace: AssembledTrace, call: LLMCall, tools: Mapping[str, ToolCall], tree: _Tree
                   ) -> EvalCase:
         lineage = tree.lineage(call.span)
-        meta: dict[str, Any] = {"convention": self.name, "span_kind": oi.LLM, **span_end(call.span),
-                                **_context(lineage[:1], lineage)}
+        meta: dict[str, Any] = {"convention": _NAME, "span_kind": oi.LLM, **span_end(call.span),
+                                **oi.context_of(lineage[:1], lineage)}
         for key, value in (("response_id", call.response_id), ("finish_reasons", list(call.finish_reasons)),
                            ("invocation_parameters", scalar_parameters(call))):
             if value:
@@ -113,41 +113,44 @@ class OpenInferenceMapper:
             input=call.input_text, output=call.output_text, messages=call.messages,
             tool_calls=tuple(tools.get(c.id, c) if c.id else c for c in call.requested_tools),
             latency_ms=duration_ms(call.span), token_count=call.token_count, cost_usd=call.cost_usd,
-            tags=_tags(lineage), metadata=meta,
+            tags=oi.tags_of(lineage), metadata=meta,
             trace_id=trace.trace_id, span_id=call.span.span_id, scope="llm_call",
             model=call.response_model or call.request_model, request_model=call.request_model,
             provider=call.provider, system_prompt=call.system, input_tokens=call.prompt_tokens,
             output_tokens=call.completion_tokens, error=call.error, service_name=service_name(call.span))
 
-    def _trace_case(self, trace: AssembledTrace, spans: Sequence[SpanRecord], tree: _Tree,
-                    calls: Sequence[LLMCall], tools: Mapping[str, ToolCall], warnings: list[str]
+    def _trace_case(self, trace: AssembledTrace, spans: list[SpanRecord], tree: _Tree,
+                    calls: list[LLMCall], tools: Mapping[str, ToolCall], warnings: list[str]
                     ) -> EvalCase | NotEvaluable:
         frames = tree.frames(calls)
-        question = next((t for f in frames if (t := user_text(payload(f.attributes, "input")))), None) or next(
-            (t for c in calls if (t := c.input_text)), None)
-        answer = next((t for f in reversed(frames) if (t := answer_text(payload(f.attributes, "output")))),
-                      None) or next((t for c in reversed(calls) if (t := c.output_text)), None)
-        error = any(c.error for c in calls)
+        error = False
+        prompt: int | None = None
+        completion: int | None = None
+        total: int | None = None
+        for c in calls:  # token sums of ints: exactly sum_known's, without a generator and sum() per field
+            error = error or c.error
+            if (n := c.prompt_tokens) is not None:
+                prompt = (0 if prompt is None else prompt) + n
+            if (n := c.completion_tokens) is not None:
+                completion = (0 if completion is None else completion) + n
+            if (n := c.token_count) is not None:
+                total = (0 if total is None else total) + n
         roots = [s for s in spans if is_root(s)]
         anchor = roots[0] if roots else (frames[0] if frames else calls[0].span)
         last = calls[-1]
-        prompt = sum_known(c.prompt_tokens for c in calls)
-        completion = sum_known(c.completion_tokens for c in calls)
-        total = sum_known(c.token_count for c in calls)
-        meta: dict[str, Any] = {"convention": self.name, "llm_call_count": len(calls), **span_end(anchor),
-                                **_context([*frames, anchor], spans)}
-        if agent := next((a for s in spans if (a := as_str(s.attributes.get(oi.AGENT_NAME)))), None) or next(
-                (s.name for s in frames if tree.kind(s) == oi.AGENT and s.name), None):
+        meta: dict[str, Any] = {"convention": _NAME, "llm_call_count": len(calls), **span_end(anchor),
+                                **oi.context_of([*frames, anchor], spans)}
+        if agent := _agent_name(spans, frames, tree):
             meta["agent_name"] = agent
         return new_eval_case(
-            input=question, output=answer, context=_documents(spans, tree, warnings), messages=last.messages,
+            input=_question(frames, calls), output=_answer(frames, calls), context=_documents(spans, tree, warnings),
+            messages=last.messages,
             tool_calls=tuple(tools.values()), latency_ms=duration_ms(anchor) if len(roots) == 1 else extent_ms(spans),
-            token_count=total, cost_usd=sum_known(c.cost_usd for c in calls), tags=_tags(spans), metadata=meta,
+            token_count=total, cost_usd=sum_known([c.cost_usd for c in calls]), tags=oi.tags_of(spans), metadata=meta,
             trace_id=trace.trace_id, span_id=anchor.span_id,
             scope="trace", model=answered_model(last.response_model, last.request_model, last.error),
-            request_model=last.request_model,
-            provider=next((p for c in reversed(calls) if (p := c.provider)), None),
-            system_prompt=next((c.system for c in calls if c.system), None), input_tokens=prompt,
+            request_model=last.request_model, provider=_provider(calls),
+            system_prompt=_system_prompt(calls), input_tokens=prompt,
             output_tokens=completion, error=error,
             service_name=case_service_name(anchor, spans))
 
@@ -254,20 +257,50 @@ def _documents(spans: Sequence[SpanRecord], tree: _Tree, warnings: list[str]) ->
     return unique_documents(reranked or retrieved)
 
 
-def _context(owners: Sequence[SpanRecord], spans: Iterable[SpanRecord]) -> dict[str, Any]:
-    """``metadata`` (JSON object) of the first of ``owners`` carrying one; ``session_id`` / ``user_id``: the first
-    found along ``owners`` then ``spans`` (OpenInference propagates them to every span of the context)."""
-    out: dict[str, Any] = {}
-    if meta := next((m for s in owners if (m := as_dict(s.attributes.get(oi.METADATA)))), None):
-        out["metadata"] = meta
-    for key, attr in (("session_id", oi.SESSION_ID), ("user_id", oi.USER_ID)):
-        if value := next((v for s in (*owners, *spans) if (v := as_str(s.attributes.get(attr)))), None):
-            out[key] = value
-    return out
+def _question(frames: list[SpanRecord], calls: list[LLMCall]) -> str | None:
+    """The first frame's user text, else the first call's input."""
+    for f in frames:
+        if text := user_text(payload(f.attributes, "input")):
+            return text
+    for c in calls:
+        if text := c.input_text:
+            return text
+    return None
 
 
-def _tags(spans: Iterable[SpanRecord]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(t for s in spans for t in oi.tags(s.attributes)))
+def _answer(frames: list[SpanRecord], calls: list[LLMCall]) -> str | None:
+    """The last frame's answer, else the last call's output."""
+    for i in range(len(frames) - 1, -1, -1):
+        if text := answer_text(payload(frames[i].attributes, "output")):
+            return text
+    for i in range(len(calls) - 1, -1, -1):
+        if text := calls[i].output_text:
+            return text
+    return None
+
+
+def _provider(calls: list[LLMCall]) -> str | None:
+    for i in range(len(calls) - 1, -1, -1):
+        if provider := calls[i].provider:
+            return provider
+    return None
+
+
+def _system_prompt(calls: list[LLMCall]) -> str | None:
+    for c in calls:
+        if c.system:
+            return c.system
+    return None
+
+
+def _agent_name(spans: list[SpanRecord], frames: list[SpanRecord], tree: _Tree) -> str | None:
+    """``agent.name`` of the first span carrying one, else the first AGENT frame's span name."""
+    if name := oi.first_str(spans, oi.AGENT_NAME):
+        return name
+    for s in frames:
+        if tree.kind(s) == oi.AGENT and s.name:
+            return s.name
+    return None
 
 
 def _records_no_exchange(call: LLMCall) -> bool:
