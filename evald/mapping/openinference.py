@@ -158,10 +158,11 @@ class OpenInferenceMapper:
 class _Tree:
     """Span kinds and ancestry of one trace (cycle-safe; a missing parent ends the chain)."""
 
-    def __init__(self, spans: Sequence[SpanRecord]) -> None:
+    def __init__(self, spans: list[SpanRecord]) -> None:
         self.by_id = {s.span_id: s for s in spans}
         self.kinds = {s.span_id: k for s in spans if (k := oi.span_kind(s))}
         self._lineage: dict[str, list[SpanRecord]] = {}
+        self._evaluated = oi.EVALUATOR in self.kinds.values()  # no EVALUATOR span (most traces): nothing is judged
 
     def kind(self, span: SpanRecord) -> str | None:
         return self.kinds.get(span.span_id)
@@ -175,16 +176,21 @@ class _Tree:
 
     def judged(self, span: SpanRecord) -> bool:
         """Under (or itself) an EVALUATOR span: an evaluation's own work, not the application's."""
-        return any(self.kind(a) == oi.EVALUATOR for a in self.lineage(span))
+        return self._evaluated and any(self.kind(a) == oi.EVALUATOR for a in self.lineage(span))
 
     def frames(self, calls: Sequence[LLMCall]) -> list[SpanRecord]:
         """Top-most CHAIN/AGENT spans that enclose at least one counted call, in start order."""
         tops: dict[str, SpanRecord] = {}
         for call in calls:
-            enclosing = [a for a in self.lineage(call.span)[1:] if self.kind(a) in _FRAMES and not self.judged(a)]
-            if enclosing:
-                tops.setdefault(enclosing[-1].span_id, enclosing[-1])
-        return sorted(tops.values(), key=lambda s: (s.start_time_unix_nano, s.span_id))
+            chain = self.lineage(call.span)
+            top: SpanRecord | None = None
+            for i in range(1, len(chain)):  # the top-most enclosing frame: the last one along the chain
+                if self.kind(chain[i]) in _FRAMES and not self.judged(chain[i]):
+                    top = chain[i]
+            if top is not None:
+                tops.setdefault(top.span_id, top)
+        found = list(tops.values())
+        return sorted(found, key=lambda s: (s.start_time_unix_nano, s.span_id)) if len(found) > 1 else found
 
 
 def _read_calls(llm_spans: Sequence[SpanRecord], tree: _Tree, warnings: list[str]) -> list[LLMCall]:

@@ -82,8 +82,10 @@ class LLMCall:
 
     @property
     def token_count(self) -> int | None:
-        known = [n for n in (self.prompt_tokens, self.completion_tokens) if n is not None]
-        return sum(known) if known else self.total_tokens
+        prompt, completion = self.prompt_tokens, self.completion_tokens  # ints: sum() of the known ones, inline
+        if prompt is None:
+            return self.total_tokens if completion is None else 0 + completion
+        return 0 + prompt if completion is None else 0 + prompt + completion
 
     def completed_from(self, outer: LLMCall) -> LLMCall:
         """Fill what this (inner) span lacks from a wrapping LLM span that traced the same single call."""

@@ -70,6 +70,7 @@ EMBEDDING: Final = "EMBEDDING"
 EVALUATOR: Final = "EVALUATOR"
 
 _ROLE_ALIASES: Final = {"human": "user", "ai": "assistant", "model": "assistant", "bot": "assistant"}
+_ROLES: Final = {**{r: r for r in ("user", "assistant", "system", "tool", "developer", "function")}, **_ROLE_ALIASES}
 _TEXT_CONTENT_TYPES: Final = frozenset({"text", "input_text", "output_text"})
 _PATHS: Final[dict[str, dict[str, list[str]]]] = {}  # prefix -> flattened key -> its path after the prefix
 _MAX_PATHS: Final = 4096  # keys per prefix
@@ -94,6 +95,8 @@ def failed(span: SpanRecord) -> bool:
 
 
 def normalize_role(role: Any) -> str | None:
+    if type(role) is str and (known := _ROLES.get(role)) is not None:  # the usual exact names: one lookup
+        return known
     text = as_str(role)
     if text is None:
         return None
