@@ -35,7 +35,14 @@ from evald.mapping.case_parts import (
 from evald.mapping.genai_semconv import GenAISemconvMapper
 from evald.mapping.openinference_calls import LLMCall, read_call, scalar_parameters
 from evald.mapping.openinference_payloads import answer_text, payload, user_text
-from evald.mapping.openinference_tools import span_documents, tool_from_span, unique_documents
+from evald.mapping.openinference_tools import (
+    context_of,
+    first_str,
+    span_documents,
+    tags_of,
+    tool_from_span,
+    unique_documents,
+)
 from evald.model import AssembledTrace, SpanRecord
 from evald.span_reads import duration_ms, is_root, service_name
 
@@ -55,7 +62,14 @@ class OpenInferenceMapper:
 
     def matches(self, trace: AssembledTrace) -> bool:
         try:
-            return any(oi.SPAN_KIND in s.attributes for s in trace.spans)
+            for s in trace.spans:
+                attrs = s.attributes
+                if type(attrs) is dict:  # an exact dict (always, from OTLP): a C lookup
+                    if oi.SPAN_KIND in attrs:
+                        return True
+                elif oi.SPAN_KIND in attrs:
+                    return True
+            return False
         except Exception:  # a hostile attributes mapping
             return False
 
@@ -104,7 +118,7 @@ class OpenInferenceMapper:
                   ) -> EvalCase:
         lineage = tree.lineage(call.span)
         meta: dict[str, Any] = {"convention": _NAME, "span_kind": oi.LLM, **span_end(call.span),
-                                **oi.context_of(lineage[:1], lineage)}
+                                **context_of(lineage[:1], lineage)}
         for key, value in (("response_id", call.response_id), ("finish_reasons", list(call.finish_reasons)),
                            ("invocation_parameters", scalar_parameters(call))):
             if value:
@@ -113,7 +127,7 @@ class OpenInferenceMapper:
             input=call.input_text, output=call.output_text, messages=call.messages,
             tool_calls=tuple(tools.get(c.id, c) if c.id else c for c in call.requested_tools),
             latency_ms=duration_ms(call.span), token_count=call.token_count, cost_usd=call.cost_usd,
-            tags=oi.tags_of(lineage), metadata=meta,
+            tags=tags_of(lineage), metadata=meta,
             trace_id=trace.trace_id, span_id=call.span.span_id, scope="llm_call",
             model=call.response_model or call.request_model, request_model=call.request_model,
             provider=call.provider, system_prompt=call.system, input_tokens=call.prompt_tokens,
@@ -139,14 +153,14 @@ class OpenInferenceMapper:
         anchor = roots[0] if roots else (frames[0] if frames else calls[0].span)
         last = calls[-1]
         meta: dict[str, Any] = {"convention": _NAME, "llm_call_count": len(calls), **span_end(anchor),
-                                **oi.context_of([*frames, anchor], spans)}
+                                **context_of([*frames, anchor], spans)}
         if agent := _agent_name(spans, frames, tree):
             meta["agent_name"] = agent
         return new_eval_case(
             input=_question(frames, calls), output=_answer(frames, calls), context=_documents(spans, tree, warnings),
             messages=last.messages,
             tool_calls=tuple(tools.values()), latency_ms=duration_ms(anchor) if len(roots) == 1 else extent_ms(spans),
-            token_count=total, cost_usd=sum_known([c.cost_usd for c in calls]), tags=oi.tags_of(spans), metadata=meta,
+            token_count=total, cost_usd=sum_known([c.cost_usd for c in calls]), tags=tags_of(spans), metadata=meta,
             trace_id=trace.trace_id, span_id=anchor.span_id,
             scope="trace", model=answered_model(last.response_model, last.request_model, last.error),
             request_model=last.request_model, provider=_provider(calls),
@@ -301,7 +315,7 @@ def _system_prompt(calls: list[LLMCall]) -> str | None:
 
 def _agent_name(spans: list[SpanRecord], frames: list[SpanRecord], tree: _Tree) -> str | None:
     """``agent.name`` of the first span carrying one, else the first AGENT frame's span name."""
-    if name := oi.first_str(spans, oi.AGENT_NAME):
+    if name := first_str(spans, oi.AGENT_NAME):
         return name
     for s in frames:
         if tree.kind(s) == oi.AGENT and s.name:

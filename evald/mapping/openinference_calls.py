@@ -34,7 +34,7 @@ class LLMCall:
 
     __slots__ = ("span", "inputs", "outputs", "system", "prompt_tokens", "completion_tokens", "total_tokens",
                  "request_model", "response_model", "provider", "response_id", "finish_reasons", "error", "cost_usd",
-                 "_parameters")
+                 "_parameters", "_requested")
 
     def __init__(self, span: SpanRecord, inputs: tuple[Message, ...], outputs: tuple[Message, ...],
                  system: str | None, prompt_tokens: int | None, completion_tokens: int | None,
@@ -56,6 +56,7 @@ class LLMCall:
         self.error = error
         self.cost_usd = cost_usd
         self._parameters = parameters  # the span's parsed invocation parameters, once read
+        self._requested: tuple[ToolCall, ...] | None = None
 
     def parameters(self) -> dict[str, Any]:
         """The span's ``llm.invocation_parameters`` as a dict (``{}`` when absent or unreadable), parsed once."""
@@ -74,7 +75,10 @@ class LLMCall:
 
     @property
     def requested_tools(self) -> tuple[ToolCall, ...]:
-        return tuple(c for m in self.outputs for c in m.tool_calls)
+        """The tool calls of the outputs (read by the tool merge and the call's case: collected once)."""
+        if self._requested is None:
+            self._requested = tuple([c for m in self.outputs for c in m.tool_calls])
+        return self._requested
 
     @property
     def messages(self) -> tuple[Message, ...]:

@@ -5,9 +5,8 @@ OTLP attributes cannot hold objects, so OpenInference flattens lists as ``<prefi
 kvlist (already ``list``/``dict`` here), a JSON string, or a mix; keys inside those may themselves be dotted
 (``{"message.role": "user"}``) or nested (``{"message": {"role": "user"}}``). :func:`indexed` folds every form into
 one list. Readers here: messages (``message.role|content|contents.{j}.message_content.*|tool_calls.{j}.tool_call.*|
-tool_call_id|name|function_call_*``), documents (``document.id|content|score|metadata``), token counts, span kind,
-error state, and a case's context (metadata, session, user) and tags. Indices are sorted numerically and never used
-to size a list (``.999999999.`` is harmless).
+tool_call_id|name|function_call_*``), documents (``document.id|content|score|metadata``), token counts, span kind
+and error state. Indices are sorted numerically and never used to size a list (``.999999999.`` is harmless).
 Every reader is total: malformed items are skipped, nothing raises on bad data.
 """
 
@@ -294,34 +293,3 @@ def tags(attrs: Mapping[str, Any]) -> list[str]:
     if isinstance(value, str):
         return [value] if value.strip() else []
     return [t for t in value if isinstance(t, str) and t.strip()] if isinstance(value, list) else []
-
-
-def context_of(owners: list[SpanRecord], spans: list[SpanRecord]) -> dict[str, Any]:
-    """``metadata`` (JSON object) of the first of ``owners`` carrying one; ``session_id`` / ``user_id``: the first
-    found along ``owners`` then ``spans`` (OpenInference propagates them to every span of the context)."""
-    out: dict[str, Any] = {}
-    for s in owners:
-        if meta := as_dict(plain(s.attributes).get(METADATA)):
-            out["metadata"] = meta
-            break
-    if value := first_str(owners, SESSION_ID) or first_str(spans, SESSION_ID):
-        out["session_id"] = value
-    if value := first_str(owners, USER_ID) or first_str(spans, USER_ID):
-        out["user_id"] = value
-    return out
-
-
-def first_str(spans: list[SpanRecord], attr: str) -> str | None:
-    """The first non-empty string attribute ``attr`` along ``spans``."""
-    for s in spans:
-        if value := as_str(plain(s.attributes).get(attr)):
-            return value
-    return None
-
-
-def tags_of(spans: list[SpanRecord]) -> tuple[str, ...]:
-    seen: dict[str, None] = {}  # first-seen order, as dict.fromkeys (a Python-level call compiled)
-    for s in spans:
-        for t in tags(s.attributes):
-            seen[t] = None
-    return tuple(seen)

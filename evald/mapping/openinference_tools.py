@@ -1,4 +1,4 @@
-"""Tool calls and retrieved documents of an OpenInference trace.
+"""Tool calls, retrieved documents and context (metadata, session, user, tags) of an OpenInference trace.
 
 Tool spans (``openinference.span.kind = TOOL``): name from ``tool.name`` (else ``tool_call.function.name``, else
 the span name), arguments from ``tool_call.function.arguments`` or ``input.value`` (a LangChain ``ToolCall`` dict
@@ -21,7 +21,7 @@ from evald.frozen import replace
 from evald.mapping import openinference_fields as oi
 from evald.mapping.case_parts import tool_result
 from evald.mapping.openinference_payloads import payload
-from evald.mapping.values import as_dict, as_str, is_mapping, parse_json_container, parse_structured
+from evald.mapping.values import as_dict, as_str, is_mapping, parse_json_container, parse_structured, plain
 from evald.model import SpanRecord
 
 
@@ -112,3 +112,50 @@ def unique_documents(docs: list[Document]) -> tuple[Document, ...]:
             seen.add(key)
             out.append(doc)
     return tuple(out)
+
+
+def context_of(owners: list[SpanRecord], spans: list[SpanRecord]) -> dict[str, Any]:
+    """``metadata`` (JSON object) of the first of ``owners`` carrying one; ``session_id`` / ``user_id``: the first
+    found along ``owners`` then ``spans`` (OpenInference propagates them to every span of the context)."""
+    out: dict[str, Any] = {}
+    for s in owners:
+        if meta := as_dict(plain(s.attributes).get(oi.METADATA)):
+            out["metadata"] = meta
+            break
+    session, user = _ids(owners, None, None)
+    if session is None or user is None:
+        session, user = _ids(spans, session, user)
+    if session:
+        out["session_id"] = session
+    if user:
+        out["user_id"] = user
+    return out
+
+
+def _ids(spans: list[SpanRecord], session: str | None, user: str | None) -> tuple[str | None, str | None]:
+    """The first ``session.id`` and ``user.id`` along ``spans`` not already known, in one walk."""
+    for s in spans:
+        attrs = plain(s.attributes)
+        if session is None:
+            session = as_str(attrs.get(oi.SESSION_ID))
+        if user is None:
+            user = as_str(attrs.get(oi.USER_ID))
+        if session is not None and user is not None:
+            break
+    return session, user
+
+
+def first_str(spans: list[SpanRecord], attr: str) -> str | None:
+    """The first non-empty string attribute ``attr`` along ``spans``."""
+    for s in spans:
+        if value := as_str(plain(s.attributes).get(attr)):
+            return value
+    return None
+
+
+def tags_of(spans: list[SpanRecord]) -> tuple[str, ...]:
+    seen: dict[str, None] = {}  # first-seen order, as dict.fromkeys (a Python-level call compiled)
+    for s in spans:
+        for t in oi.tags(s.attributes):
+            seen[t] = None
+    return tuple(seen)
