@@ -126,13 +126,14 @@ def messages_of(value: Any, default_role: str = "user") -> list[Message]:
 def output_messages_of(value: Any) -> list[Message]:
     """Assistant messages of a response payload (OpenAI chat choices or Responses ``output`` items, LangChain
     generations, an Anthropic message, a ``messages`` list)."""
-    value = parse_structured(value)
-    if isinstance(value, str):  # a default object repr (<groq.Stream object at 0x...>) is no output
-        return [Message("assistant", t)] if (t := as_text(value)) and not is_object_repr(t) else []
-    if not is_mapping(value):
+    parsed = parse_structured(value)
+    if isinstance(parsed, str):  # a default object repr (<groq.Stream object at 0x...>) is no output
+        return [Message("assistant", t)] if (t := as_text(parsed)) and not is_object_repr(t) else []
+    if not is_mapping(parsed):
         return []
+    body = plain(parsed)
     out: list[Message] = []
-    choices = value.get("choices")
+    choices = body.get("choices")
     for choice in choices if isinstance(choices, list) else []:
         if not is_mapping(choice):
             continue
@@ -140,25 +141,25 @@ def output_messages_of(value: Any) -> list[Message]:
             out.extend(message_from_dict(data, "assistant"))
         elif text := as_text(choice.get("text")):
             out.append(Message("assistant", text))
-    for generation in _first_generations(value):
+    for generation in _first_generations(body):
         if (data := message_dict(generation.get("message"))) is not None:
             out.extend(message_from_dict({**data, "role": data.get("role") or "assistant"}, "assistant"))
         elif text := as_text(generation.get("text")):
             out.append(Message("assistant", text))
-    items = value.get("output")
+    items = body.get("output")
     for item in items if not out and isinstance(items, list) else []:  # an OpenAI Responses body
         if is_mapping(item) and item.get("type") in ("function_call", "tool_call", "tool_use"):
             out.extend(message_from_dict({"role": "assistant", "content": [item]}, "assistant"))
         elif (data := message_dict(item)) is not None and data.get("role") == "assistant":
             out.extend(message_from_dict(data, "assistant"))
-    if not out and normalize_role(value.get("role")) == "assistant":
-        out.extend(message_from_dict(value, "assistant"))
-    if not out and "messages" in value:
-        out = [m for m in messages_of(value, "assistant") if m.role == "assistant"][-1:]
+    if not out and normalize_role(body.get("role")) == "assistant":
+        out.extend(message_from_dict(body, "assistant"))
+    if not out and "messages" in body:
+        out = [m for m in messages_of(body, "assistant") if m.role == "assistant"][-1:]
     return out
 
 
-def _first_generations(value: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def _first_generations(value: dict[str, Any]) -> list[Mapping[str, Any]]:
     generations = value.get("generations")
     if not isinstance(generations, list) or not generations:
         return []
@@ -222,18 +223,21 @@ def _single_text(value: Mapping[str, Any]) -> str | None:
 def response_info(value: Any) -> tuple[str | None, str | None]:
     """(response model, response id) from a response body: OpenAI/Anthropic ``model``/``id``, LangChain
     ``llm_output`` / ``generation_info`` / message ``response_metadata``."""
-    value = parse_structured(value)
-    if not is_mapping(value):
+    parsed = parse_structured(value)
+    if not is_mapping(parsed):
         return None, None
-    model = as_str(value.get("model"))
-    response_id = as_str(value.get("id")) if model else None
-    sources: list[Any] = [value.get("llm_output")]
-    for generation in _first_generations(value)[:1]:
+    data = plain(parsed)
+    model = as_str(data.get("model"))
+    response_id = as_str(data.get("id")) if model else None
+    sources: list[Any] = [data.get("llm_output")]
+    for generation in _first_generations(data)[:1]:
         message = generation.get("message")
         body = message.get("kwargs") or message.get("data") if is_mapping(message) else None
         sources += [generation.get("generation_info"),
                     body.get("response_metadata") if is_mapping(body) else None]
-    for source in (s for s in sources if is_mapping(s)):
+    for source in sources:
+        if not is_mapping(source):
+            continue
         model = model or as_str(source.get("model_name")) or as_str(source.get("model"))
         response_id = response_id or as_str(source.get("id"))
     return model, response_id
