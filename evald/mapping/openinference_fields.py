@@ -149,6 +149,8 @@ def _path_memo(prefix: str) -> dict[str, list[str]]:
 
 def items(node: Any) -> list[Any]:
     """A list node, or the digit-keyed entries of a dict node in numeric order; anything else gives ``[]``."""
+    if node is None:  # an absent field (most messages have no tool_calls / contents)
+        return []
     node = parse_structured(node)
     if isinstance(node, list):
         return node
@@ -214,7 +216,8 @@ def messages(attrs: Mapping[str, Any], prefix: str, default_role: str) -> list[M
     for item in indexed(attrs, prefix):
         message = _inner(item, "message")
         raw = message.get("content")
-        texts = [t for t in [as_text(raw)] if t]
+        text = as_text(raw)
+        texts = [text] if text else []
         for part in items(message.get("contents")) if not texts else ():  # both forms present: the same text
             content = _inner(part, "message_content") if isinstance(part, dict) else {}
             kind = as_str(content.get("type"))
