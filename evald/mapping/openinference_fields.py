@@ -73,6 +73,7 @@ _ROLES: Final = {**{r: r for r in ("user", "assistant", "system", "tool", "devel
 _TEXT_CONTENT_TYPES: Final = frozenset({"text", "input_text", "output_text"})
 _PATHS: Final[dict[str, dict[str, list[str]]]] = {}  # prefix -> flattened key -> its path after the prefix
 _MAX_PATHS: Final = 4096  # keys per prefix
+_SMALL_INDEXES: Final = {str(i): i for i in range(64)}
 
 
 def span_kind(span: SpanRecord) -> str | None:
@@ -155,13 +156,19 @@ def items(node: Any) -> list[Any]:
     if isinstance(node, list):
         return node
     if is_mapping(node):
-        keyed = [(int(k), v) for k, v in plain(node).items() if isinstance(k, str) and k.isdigit()]
+        keyed = [(_number(k), v) for k, v in plain(node).items() if isinstance(k, str) and k.isdigit()]
         for i in range(1, len(keyed)):  # sorted only when out of order (flattened keys mostly arrive in order)
             if keyed[i - 1][0] > keyed[i][0]:
                 keyed.sort(key=_index)
                 break
         return [v for _, v in keyed]
     return []
+
+
+def _number(key: str) -> int:
+    """``int(key)`` of a digit string; the small indexes every list starts with are looked up (int() parses)."""
+    number = _SMALL_INDEXES.get(key)
+    return int(key) if number is None else number
 
 
 def _index(item: tuple[int, Any]) -> int:
