@@ -17,7 +17,7 @@ is handed to :class:`GenAISemconvMapper`. Pure; bad data gives warnings.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar, Final
 
 from evald.case import EvalCase, ToolCall, new_eval_case
@@ -114,18 +114,20 @@ class OpenInferenceMapper:
             cases.append(trace_case)
         return MappingResult(cases=tuple(cases), not_evaluable=tuple(skipped), warnings=tuple(warnings))
 
-    def _llm_case(self, trace: AssembledTrace, call: LLMCall, tools: Mapping[str, ToolCall], tree: _Tree
+    def _llm_case(self, trace: AssembledTrace, call: LLMCall, tools: dict[str, ToolCall], tree: _Tree
                   ) -> EvalCase:
         lineage = tree.lineage(call.span)
         meta: dict[str, Any] = {"convention": _NAME, "span_kind": oi.LLM, **span_end(call.span),
                                 **context_of(lineage[:1], lineage)}
-        for key, value in (("response_id", call.response_id), ("finish_reasons", list(call.finish_reasons)),
-                           ("invocation_parameters", scalar_parameters(call))):
-            if value:
-                meta[key] = value
+        if call.response_id:
+            meta["response_id"] = call.response_id
+        if call.finish_reasons:
+            meta["finish_reasons"] = list(call.finish_reasons)
+        if parameters := scalar_parameters(call):
+            meta["invocation_parameters"] = parameters
         return new_eval_case(
             input=call.input_text, output=call.output_text, messages=call.messages,
-            tool_calls=tuple(tools.get(c.id, c) if c.id else c for c in call.requested_tools),
+            tool_calls=tuple([tools.get(c.id, c) if c.id else c for c in call.requested_tools]),
             latency_ms=duration_ms(call.span), token_count=call.token_count, cost_usd=call.cost_usd,
             tags=tags_of(lineage), metadata=meta,
             trace_id=trace.trace_id, span_id=call.span.span_id, scope="llm_call",
@@ -134,7 +136,7 @@ class OpenInferenceMapper:
             output_tokens=call.completion_tokens, error=call.error, service_name=service_name(call.span))
 
     def _trace_case(self, trace: AssembledTrace, spans: list[SpanRecord], tree: _Tree,
-                    calls: list[LLMCall], tools: Mapping[str, ToolCall], warnings: list[str]
+                    calls: list[LLMCall], tools: dict[str, ToolCall], warnings: list[str]
                     ) -> EvalCase | NotEvaluable:
         frames = tree.frames(calls)
         error = False
@@ -158,15 +160,13 @@ class OpenInferenceMapper:
             meta["agent_name"] = agent
         return new_eval_case(
             input=_question(frames, calls), output=_answer(frames, calls), context=_documents(spans, tree, warnings),
-            messages=last.messages,
-            tool_calls=tuple(tools.values()), latency_ms=duration_ms(anchor) if len(roots) == 1 else extent_ms(spans),
-            token_count=total, cost_usd=sum_known([c.cost_usd for c in calls]), tags=tags_of(spans), metadata=meta,
+            messages=last.messages, tool_calls=tuple(tools.values()),
+            latency_ms=duration_ms(anchor) if len(roots) == 1 else extent_ms(spans), token_count=total,
+            cost_usd=sum_known([c.cost_usd for c in calls]), tags=tags_of(spans), metadata=meta,
             trace_id=trace.trace_id, span_id=anchor.span_id,
             scope="trace", model=answered_model(last.response_model, last.request_model, last.error),
-            request_model=last.request_model, provider=_provider(calls),
-            system_prompt=_system_prompt(calls), input_tokens=prompt,
-            output_tokens=completion, error=error,
-            service_name=case_service_name(anchor, spans))
+            request_model=last.request_model, provider=_provider(calls), system_prompt=_system_prompt(calls),
+            input_tokens=prompt, output_tokens=completion, error=error, service_name=case_service_name(anchor, spans))
 
 
 class _Tree:
