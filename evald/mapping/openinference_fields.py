@@ -68,6 +68,7 @@ RERANKER: Final = "RERANKER"
 EMBEDDING: Final = "EMBEDDING"
 EVALUATOR: Final = "EVALUATOR"
 
+_KINDS: Final = frozenset({LLM, CHAIN, AGENT, TOOL, RETRIEVER, RERANKER, EMBEDDING, EVALUATOR, "GUARDRAIL", "UNKNOWN"})
 _ROLE_ALIASES: Final = {"human": "user", "ai": "assistant", "model": "assistant", "bot": "assistant"}
 _ROLES: Final = {**{r: r for r in ("user", "assistant", "system", "tool", "developer", "function")}, **_ROLE_ALIASES}
 _TEXT_CONTENT_TYPES: Final = frozenset({"text", "input_text", "output_text"})
@@ -82,6 +83,8 @@ def span_kind(span: SpanRecord) -> str | None:
         kind = plain(span.attributes).get(SPAN_KIND)
     except Exception:
         return None
+    if type(kind) is str and kind in _KINDS:  # already upper-case and stripped (every instrumentation): as is
+        return kind
     if isinstance(kind, str) and (key := kind.strip().upper()):
         return key
     return None
