@@ -73,7 +73,8 @@ _ROLE_ALIASES: Final = {"human": "user", "ai": "assistant", "model": "assistant"
 _ROLES: Final = {**{r: r for r in ("user", "assistant", "system", "tool", "developer", "function")}, **_ROLE_ALIASES}
 _TEXT_CONTENT_TYPES: Final = frozenset({"text", "input_text", "output_text"})
 _PATHS: Final[dict[str, dict[str, list[str]]]] = {}  # prefix -> flattened key -> its path after the prefix
-_MAX_PATHS: Final = 4096  # keys per prefix
+_MAX_PATHS: Final = 1024  # keys per prefix (the full mix has 42 in all; worst case ~0.5 MB per prefix)
+_MAX_PREFIXES: Final = 16  # the callers pass 6 constants
 _SMALL_INDEXES: Final = {str(i): i for i in range(64)}
 
 
@@ -145,7 +146,7 @@ def _path_memo(prefix: str) -> dict[str, list[str]]:
     slice, a split and three new strings whose hashes the nested dicts compute again. Bounded: cleared when full."""
     memo = _PATHS.get(prefix)
     if memo is None or len(memo) >= _MAX_PATHS:
-        if len(_PATHS) >= _MAX_PATHS:
+        if len(_PATHS) >= _MAX_PREFIXES:
             _PATHS.clear()
         memo = _PATHS[prefix] = {}
     return memo
