@@ -75,6 +75,7 @@ _TEXT_CONTENT_TYPES: Final = frozenset({"text", "input_text", "output_text"})
 _PATHS: Final[dict[str, dict[str, list[str]]]] = {}  # prefix -> flattened key -> its path after the prefix
 _MAX_PATHS: Final = 1024  # keys per prefix (the full mix has 42 in all; worst case ~0.5 MB per prefix)
 _MAX_PREFIXES: Final = 16  # the callers pass 6 constants
+_MAX_KEY: Final = 160  # longer keys are split each time (the memo holds what it keeps alive)
 _SMALL_INDEXES: Final = {str(i): i for i in range(64)}
 
 
@@ -122,7 +123,7 @@ def indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
     paths: dict[str, list[str]] | None = None
     for key, value in attrs.items():
         if isinstance(key, str) and key.startswith(dot):
-            if type(key) is not str:  # a str subclass: its own comparison, no memo
+            if type(key) is not str or len(key) > _MAX_KEY:  # a str subclass (its own comparison), a long key: no memo
                 _insert(root, key[len(dot):].split("."), value)
                 continue
             if paths is None:
