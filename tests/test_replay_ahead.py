@@ -14,6 +14,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from evald.config.loader import parse_config
 from evald.replay import ReplayResult, replay, write_jsonl
 from evald.replay_ahead import ReadAhead
+from tests.benchmarks.full_mix import Template, renumbered
 
 EVENT_ONLY = Path(__file__).resolve().parent / "testdata" / "corpus" / "otel-openai-v2.event_only"
 COPIES = 12
@@ -26,27 +27,21 @@ metrics: [{{ kind: error_free, scope: all }}, {{ kind: latency, scope: all, opti
 """
 
 
-def _xor(raw: bytes, k: int) -> bytes:
-    return (int.from_bytes(raw, "big") ^ k).to_bytes(len(raw), "big") if raw else raw
-
-
 def write_split_copies(directory: Path) -> int:
-    """Copies 1..COPIES of the event-only tool-calling capture (four spans; its content in log records), copy k's
-    spans split over two trace files: the first half in ``part{k}.pb``, the rest in ``part{k+1}.pb``; its log
-    records in ``part{k}.logs.pb``, which sorts (and is read) before ``part{k}.pb``. Returns the span count."""
-    template = ExportTraceServiceRequest.FromString((EVENT_ONLY / "c_tool_call.pb").read_bytes())
-    logs_template = ExportLogsServiceRequest.FromString((EVENT_ONLY / "c_tool_call.logs.pb").read_bytes())
+    """Copies 1..COPIES of the event-only tool-calling capture (four spans; its content in log records; fresh ids
+    as the benchmarks make them), copy k's spans split over two trace files: the first half in ``part{k}.pb``, the
+    rest in ``part{k+1}.pb``; its log records in ``part{k}.logs.pb``, which sorts (and is read) before
+    ``part{k}.pb``. Returns the span count."""
+    traces = ExportTraceServiceRequest.FromString((EVENT_ONLY / "c_tool_call.pb").read_bytes())
+    logs = ExportLogsServiceRequest.FromString((EVENT_ONLY / "c_tool_call.logs.pb").read_bytes())
+    template = Template(EVENT_ONLY.name, "c_tool_call", traces, logs, 4)
     parts = [ExportTraceServiceRequest() for _ in range(COPIES + 2)]
     spans = 0
     for k in range(1, COPIES + 1):
-        copy = ExportTraceServiceRequest()
-        copy.CopyFrom(template)
+        copy, copy_logs = renumbered(template, k)
         for rs in copy.resource_spans:
             for ss in rs.scope_spans:
-                for span in ss.spans:
-                    span.trace_id, span.span_id = _xor(span.trace_id, k), _xor(span.span_id, k)
-                    span.parent_span_id = _xor(span.parent_span_id, k)
-                    spans += 1
+                spans += len(ss.spans)
                 half = len(ss.spans) // 2
                 for target, chosen in ((parts[k], ss.spans[:half]), (parts[k + 1], ss.spans[half:])):
                     out_rs = target.resource_spans.add()
@@ -54,13 +49,8 @@ def write_split_copies(directory: Path) -> int:
                     out_ss = out_rs.scope_spans.add()
                     out_ss.scope.CopyFrom(ss.scope)
                     out_ss.spans.extend(chosen)
-        logs = ExportLogsServiceRequest()
-        logs.CopyFrom(logs_template)
-        for rl in logs.resource_logs:
-            for sl in rl.scope_logs:
-                for record in sl.log_records:
-                    record.trace_id, record.span_id = _xor(record.trace_id, k), _xor(record.span_id, k)
-        (directory / f"part{k:02d}.logs.pb").write_bytes(logs.SerializeToString())
+        assert copy_logs is not None
+        (directory / f"part{k:02d}.logs.pb").write_bytes(copy_logs.SerializeToString())
     for k in range(1, COPIES + 2):
         (directory / f"part{k:02d}.pb").write_bytes(parts[k].SerializeToString())
     return spans
