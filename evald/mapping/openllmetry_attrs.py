@@ -36,6 +36,7 @@ KIND_WORKFLOW, KIND_TASK, KIND_AGENT, KIND_TOOL = "workflow", "task", "agent", "
 # keys only OpenLLMetry writes: the Traceloop SDK, the pre-0.54 ``llm.*`` names and their 0.54+ ``gen_ai.*`` renames
 _MARKER_KEYS: Final = frozenset({sc.LLM_REQUEST_TYPE, "llm.is_streaming", "llm.usage.total_tokens", "llm.headers",
                                  "gen_ai.is_streaming", "gen_ai.headers"})
+_MARKER_KEY_LIST: Final = tuple(sorted(_MARKER_KEYS))
 _TRACELOOP: Final = "traceloop."
 _PROMPT_0: Final = "gen_ai.prompt.0."
 _COMPLETION_0: Final = "gen_ai.completion.0."
@@ -54,11 +55,12 @@ _FINISH_REASONS: Final = {"tool_calls": "tool_call", "function_call": "tool_call
 
 
 def is_openllmetry_span(span: SpanRecord) -> bool:
-    """True when the span carries an attribute only OpenLLMetry writes (cheap: one pass over the keys, which runs
-    on every span the router sees)."""
+    """True when the span carries an attribute only OpenLLMetry writes (cheap: it runs on every span the router
+    sees)."""
     attrs = span.attributes
-    if not _MARKER_KEYS.isdisjoint(attrs):
-        return True
+    for key in _MARKER_KEY_LIST:  # six lookups (compiled, frozenset.isdisjoint(attrs) was a generic method call)
+        if key in attrs:
+            return True
     try:
         return _has_marker_prefix(attrs)
     except TypeError:  # a key that is not a str (compiled code checks each one): the careful pass
