@@ -54,12 +54,12 @@ def decode(value: Any, depth: int = 0) -> Any:
             return value if parsed == value else decode(parsed, depth + 1)
         return decode(parsed, depth + 1)
     if is_mapping(value):
-        data = {str(k): v for k, v in value.items()}
+        data = _str_keyed(value)
         kwargs = data.get("kwargs")
         if data.get("type") == "constructor" and "lc" in data and is_mapping(kwargs):
             ids = data.get("id")
             cls = ids[-1] if isinstance(ids, list) and ids and isinstance(ids[-1], str) else ""
-            inner = {str(k): _decode_field(str(k), v, depth) for k, v in kwargs.items()}
+            inner = {k: _decode_field(k, v, depth) for k, v in _str_keyed(kwargs).items()}
             inner[LC_CLASS] = cls
             return inner
         if "_role" in data and isinstance(parts := data.get("_content"), list):  # a Haystack ChatMessage's fields
@@ -68,6 +68,19 @@ def decode(value: Any, depth: int = 0) -> Any:
     if isinstance(value, (list, tuple)):
         return [decode(v, depth + 1) for v in value]
     return value
+
+
+def _str_keyed(value: Mapping[Any, Any]) -> dict[str, Any]:
+    """``{str(k): v for k, v in value.items()}``; the dict itself (not a copy: decode only reads it) when it is a
+    plain dict with str keys only (what JSON gives), so that compiled code reads it as a dict."""
+    if type(value) is dict:
+        data: dict[Any, Any] = value
+        for key in data:
+            if type(key) is not str:
+                break
+        else:
+            return data
+    return {str(k): v for k, v in value.items()}
 
 
 #: a trace's decoded payloads by the identity of their raw value (which the entry keeps alive): the trace case reads
