@@ -40,6 +40,7 @@ _INPUT_WRAPPERS: Final = ("inputs", "kwargs", "args", "input_str")
 _OUTPUT_WRAPPERS: Final = ("outputs", "output", "return_values")
 _META_KEYS: Final = frozenset({"tags", "metadata", "callbacks", "run_id", "parent_run_id", "name", LC_CLASS})
 _IDENTIFIER: Final = re.compile(r"^[A-Za-z_][\w.\-]*$")
+_STRUCTURED_INITIALS: Final = "[{(\""  # the first characters of the text parse_structured parses
 
 
 def decode(value: Any, depth: int = 0) -> Any:
@@ -49,6 +50,11 @@ def decode(value: Any, depth: int = 0) -> Any:
     if isinstance(value, (bytes, bytearray)):
         value = as_text(value)
     if isinstance(value, str):
+        if not value:
+            return value
+        first = value[0]
+        if first not in _STRUCTURED_INITIALS and not first.isspace():  # what parse_structured would leave as it is
+            return value
         parsed = parse_structured(value)
         if isinstance(parsed, str):
             return value if parsed == value else decode(parsed, depth + 1)
