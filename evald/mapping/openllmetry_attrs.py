@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from evald import semconv as sc
 from evald.frozen import replace
-from evald.mapping.values import as_count, as_str, str_list
+from evald.mapping.values import as_count, as_str, plain, str_list
 from evald.model import STATUS_ERROR, SpanRecord
 
 SPAN_KIND: Final = "traceloop.span.kind"
@@ -50,6 +50,7 @@ _EARLY_NAMES: Final = {"llm.vendor": sc.SYSTEM, "llm.request.model": sc.REQUEST_
                        "llm.usage.completion_tokens": sc.USAGE_COMPLETION_TOKENS}
 _INDEXED: Final = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(user|system|assistant|function_call\.name"
                       r"|function_call\.arguments)$")
+_INDEXED_TAILS: Final = frozenset({"user", "system", "assistant", "name", "arguments"})  # what _INDEXED ends with
 # OpenAI's plural/legacy values -> the OTel finish reason (0.54+ already writes ``tool_call``)
 _FINISH_REASONS: Final = {"tool_calls": "tool_call", "function_call": "tool_call"}
 
@@ -115,19 +116,29 @@ def normalized(span: SpanRecord) -> SpanRecord:
     un-indexed ``gen_ai.completion.role|content`` -> index 0; ``gen_ai.completion.{i}.function_call.name|arguments``
     -> ``tool_calls.0.*``. Returns the span unchanged (no copy) when none of these is present.
     """
-    attrs = span.attributes
+    attrs = plain(span.attributes)
     extra: dict[str, Any] = {}
-    if any(isinstance(k, str) and (k.startswith("llm.prompts.") or k.startswith("llm.completions.")) for k in attrs):
-        attrs = _renamed_early(attrs)
-        extra.update(attrs)
+    indexed: list[tuple[str, Any]] = []  # the gen_ai.prompt.* / gen_ai.completion.* items, found in one pass
     for key, value in attrs.items():
-        # two calls, not a tuple argument: compiled, a tuple of prefixes is built again for every key
-        if not isinstance(key, str) or not (key.startswith("gen_ai.prompt.") or key.startswith("gen_ai.completion.")):
+        # one call for most keys (not a tuple argument: compiled, it is built again for every key)
+        if not isinstance(key, str):
             continue
+        if key.startswith("gen_ai."):
+            if key.startswith("gen_ai.prompt.") or key.startswith("gen_ai.completion."):
+                indexed.append((key, value))
+        elif key.startswith("llm.") and (key.startswith("llm.prompts.") or key.startswith("llm.completions.")):
+            attrs = _renamed_early(attrs)
+            extra.update(attrs)
+            indexed = [(k, v) for k, v in attrs.items() if isinstance(k, str) and (
+                k.startswith("gen_ai.prompt.") or k.startswith("gen_ai.completion."))]
+            break
+    for key, value in indexed:
         if key in ("gen_ai.completion.role", "gen_ai.completion.content"):
             target = "gen_ai.completion.0." + key.rsplit(".", 1)[1]
             if target not in attrs:
                 extra[target] = value
+            continue
+        if key.rpartition(".")[2] not in _INDEXED_TAILS:  # most keys (role, content, ...): no regex call
             continue
         match = _INDEXED.match(key)
         if match is None:
