@@ -51,6 +51,8 @@ _EARLY_NAMES: Final = {"llm.vendor": sc.SYSTEM, "llm.request.model": sc.REQUEST_
 _INDEXED: Final = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(user|system|assistant|function_call\.name"
                       r"|function_call\.arguments)$")
 _INDEXED_TAILS: Final = frozenset({"user", "system", "assistant", "name", "arguments"})  # what _INDEXED ends with
+_OPERATION_KINDS: Final = {sc.OP_INVOKE_AGENT: KIND_AGENT, sc.OP_INVOKE_WORKFLOW: KIND_WORKFLOW,
+                           sc.OP_EXECUTE_TOOL: KIND_TOOL}
 # OpenAI's plural/legacy values -> the OTel finish reason (0.54+ already writes ``tool_call``)
 _FINISH_REASONS: Final = {"tool_calls": "tool_call", "function_call": "tool_call"}
 
@@ -79,12 +81,12 @@ def _has_marker_prefix(keys: Iterable[str]) -> bool:
 
 def span_kind(span: SpanRecord) -> str | None:
     """``traceloop.span.kind`` lower-cased, else the matching GenAI operation (agent/workflow/tool), else None."""
-    kind = as_str(span.attributes.get(SPAN_KIND))
+    attrs = plain(span.attributes)  # read as a dict: compiled, a direct C call per get
+    kind = as_str(attrs.get(SPAN_KIND))
     if kind:
         return kind.strip().lower()
-    op = as_str(span.attributes.get(sc.OPERATION_NAME))
-    return {sc.OP_INVOKE_AGENT: KIND_AGENT, sc.OP_INVOKE_WORKFLOW: KIND_WORKFLOW,
-            sc.OP_EXECUTE_TOOL: KIND_TOOL}.get((op or "").strip().lower())
+    op = as_str(attrs.get(sc.OPERATION_NAME))
+    return _OPERATION_KINDS.get(op.strip().lower()) if op else None
 
 
 def llm_operation(span: SpanRecord) -> str | None:
@@ -181,15 +183,28 @@ def _joined(value: Any) -> Any:
 def tokens(attrs: Mapping[str, Any]) -> tuple[int | None, int | None, int | None]:
     """(input, output, total) tokens. A missing part is derived from the total and the other part; the total
     is only kept as ``token_count`` when neither part is known (never added to its parts)."""
-    tin = next((n for k in sc.INPUT_TOKEN_KEYS if (n := as_count(attrs.get(k))) is not None), None)
-    tout = next((n for k in sc.OUTPUT_TOKEN_KEYS if (n := as_count(attrs.get(k))) is not None), None)
-    total = next((n for k in TOTAL_TOKEN_KEYS if (n := as_count(attrs.get(k))) is not None), None)
+    tin = _first_count(attrs, sc.INPUT_TOKEN_KEYS)
+    tout = _first_count(attrs, sc.OUTPUT_TOKEN_KEYS)
+    total = _first_count(attrs, TOTAL_TOKEN_KEYS)
     if total is not None:
         if tin is None and tout is not None and total >= tout:
             tin = total - tout
         elif tout is None and tin is not None and total >= tin:
             tout = total - tin
     return tin, tout, total
+
+
+def _first_count(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
+    if isinstance(attrs, dict):  # a span's attributes (a wrapper's call has a ChainMap): read as a dict
+        data: dict[str, Any] = attrs
+        for key in keys:
+            if (n := as_count(data.get(key))) is not None:
+                return n
+        return None
+    for key in keys:
+        if (n := as_count(attrs.get(key))) is not None:
+            return n
+    return None
 
 
 def finish_reasons(attrs: Mapping[str, Any], from_content: tuple[str, ...]) -> list[str]:
@@ -227,7 +242,7 @@ def _unquoted(text: str) -> str:
 def association_properties(attrs: Mapping[str, Any]) -> dict[str, Any]:
     """``traceloop.association.properties.<key>`` -> ``{key: value}`` (scalar values only)."""
     out: dict[str, Any] = {}
-    for key, value in attrs.items():
+    for key, value in plain(attrs).items():  # read as a dict: compiled, no generic items() call and iterator
         if (isinstance(key, str) and key.startswith(ASSOCIATION_PREFIX) and len(key) > len(ASSOCIATION_PREFIX)
                 and isinstance(value, (str, int, float, bool))):
             out[key[len(ASSOCIATION_PREFIX):]] = value
