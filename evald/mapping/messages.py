@@ -67,7 +67,7 @@ def parse_messages(value: Any, default_role: str = "user") -> list[Message]:
         text = as_text(parsed)
         if not text or _LOOKS_STRUCTURED.match(text):  # truncated or broken JSON is not the user's text
             return []
-        return [new_message(role=default_role, content=text)]
+        return [new_message(default_role, text)]
     if not isinstance(parsed, list):
         return []
     out: list[Message] = []
@@ -75,7 +75,7 @@ def parse_messages(value: Any, default_role: str = "user") -> list[Message]:
         if is_mapping(item):
             out.extend(message_from_dict(item, default_role))
         elif isinstance(item, str) and (text := as_text(item)):
-            out.append(new_message(role=default_role, content=text))
+            out.append(new_message(default_role, text))
     return out
 
 
@@ -135,11 +135,11 @@ def message_from_dict(message: Mapping[str, Any], default_role: str = "user") ->
     if not responses:  # a user message answering a tool call (OpenInference Bedrock) is a tool response
         if role == "tool" or (role == "user" and as_str(data.get("tool_call_id"))):
             call_id = as_str(data.get("tool_call_id")) or as_str(data.get("id"))
-            return [new_message(role="tool", content=text_content, tool_call_id=call_id, name=name)]
-        return [new_message(role=role, content=text_content, tool_calls=tuple(calls), name=name)]
-    out = [new_message(role="tool", content=body, tool_call_id=cid, name=name) for cid, body in responses]
+            return [new_message("tool", text_content, (), call_id, name)]  # positional: no keyword matching
+        return [new_message(role, text_content, tuple(calls), None, name)]
+    out = [new_message("tool", body, (), cid, name) for cid, body in responses]
     if text_content is not None or calls:
-        out.insert(0, new_message(role=role, content=text_content, tool_calls=tuple(calls), name=name))
+        out.insert(0, new_message(role, text_content, tuple(calls), None, name))
     return out
 
 
