@@ -40,7 +40,7 @@ _MARKER_KEY_LIST: Final = tuple(sorted(_MARKER_KEYS))
 _TRACELOOP: Final = "traceloop."
 _PROMPT_0: Final = "gen_ai.prompt.0."
 _COMPLETION_0: Final = "gen_ai.completion.0."
-_MARKER_INITIALS: Final = "tg"  # the first characters of the three prefixes above
+_PROMPT_OR_COMPLETION: Final = "pc"  # the characters of _PROMPT_0 and _COMPLETION_0 after "gen_ai."
 _NO_EVENTS: Final[frozenset[str]] = frozenset()
 _ROLE_FIELDS: Final = frozenset({"user", "system", "assistant"})
 # the first releases (semconv-ai < 0.1) used llm.* names for what later became gen_ai.*
@@ -72,9 +72,12 @@ def is_openllmetry_span(span: SpanRecord) -> bool:
 
 
 def _has_marker_prefix(keys: Iterable[str]) -> bool:
-    for key in keys:  # the first-character test skips most keys without a call
-        if key[:1] in _MARKER_INITIALS and (
-                key.startswith(_TRACELOOP) or key.startswith(_PROMPT_0) or key.startswith(_COMPLETION_0)):
+    for key in keys:  # character tests skip most keys without a startswith call (~110 instructions each)
+        initial = key[:1]
+        if initial == "g":  # most GenAI keys: gen_ai.request.*, gen_ai.usage.* ... are neither prompt nor completion
+            if key[7:8] in _PROMPT_OR_COMPLETION and (key.startswith(_PROMPT_0) or key.startswith(_COMPLETION_0)):
+                return True
+        elif initial == "t" and key.startswith(_TRACELOOP):
             return True
     return False
 
@@ -122,13 +125,15 @@ def normalized(span: SpanRecord) -> SpanRecord:
     extra: dict[str, Any] = {}
     indexed: list[tuple[str, Any]] = []  # the gen_ai.prompt.* / gen_ai.completion.* items, found in one pass
     for key, value in attrs.items():
-        # one call for most keys (not a tuple argument: compiled, it is built again for every key)
+        # character tests first (as in _has_marker_prefix); no tuple argument: compiled, it is built for every key
         if not isinstance(key, str):
             continue
-        if key.startswith("gen_ai."):
-            if key.startswith("gen_ai.prompt.") or key.startswith("gen_ai.completion."):
+        initial = key[:1]
+        if initial == "g":
+            if key[7:8] in _PROMPT_OR_COMPLETION and (
+                    key.startswith("gen_ai.prompt.") or key.startswith("gen_ai.completion.")):
                 indexed.append((key, value))
-        elif key.startswith("llm.") and (key.startswith("llm.prompts.") or key.startswith("llm.completions.")):
+        elif initial == "l" and (key.startswith("llm.prompts.") or key.startswith("llm.completions.")):
             attrs = _renamed_early(attrs)
             extra.update(attrs)
             indexed = [(k, v) for k, v in attrs.items() if isinstance(k, str) and (
