@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Final
 
 from evald import semconv as sc
 from evald.case import Document, EvalCase, ToolCall, new_eval_case, new_tool_call
+from evald.frozen import constructor
 from evald.interfaces import MappingResult, NotEvaluable
 from evald.mapping import vendor_payloads as vendor
 from evald.mapping.case_parts import (
@@ -43,6 +44,8 @@ from evald.span_reads import duration_ms, is_root, service_name
 
 _NO_EVENTS: Final[frozenset[str]] = frozenset()
 _USER: Final = frozenset({"user"})
+#: MappingResult's construction as a plain function (evald.frozen: no type call, no keyword matching)
+_new_result: Final = constructor(MappingResult)
 
 
 class GenAISemconvMapper:
@@ -108,7 +111,7 @@ class GenAISemconvMapper:
             skipped.append(trace_case)
         else:
             cases.append(trace_case)
-        return MappingResult(cases=tuple(cases), not_evaluable=tuple(skipped), warnings=tuple(warnings))
+        return _new_result(tuple(cases), tuple(skipped), tuple(warnings))
 
     def _llm_case(self, trace: AssembledTrace, call: InferenceCall, tools: Mapping[str, ToolCall], agent: str | None
                   ) -> EvalCase:

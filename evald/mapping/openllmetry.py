@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Final
 
 from evald import semconv as sc
 from evald.case import EvalCase, new_eval_case
+from evald.frozen import constructor
 from evald.interfaces import MappingResult, NotEvaluable
 from evald.mapping import openllmetry_attrs as ol
 from evald.mapping.case_parts import (
@@ -47,6 +48,8 @@ from evald.span_reads import duration_ms, is_root, service_name
 _ENTITY_KINDS: Final = frozenset({ol.KIND_WORKFLOW, ol.KIND_AGENT})
 _SESSION_KEYS: Final = ("session_id", "sessionId", "session", "conversation_id", "thread_id", "chat_id")
 _USER_KEYS: Final = ("user_id", "userId", "user")
+#: MappingResult's construction as a plain function (evald.frozen: no type call, no keyword matching)
+_new_result: Final = constructor(MappingResult)
 
 
 class OpenLLMetryMapper:
@@ -96,7 +99,7 @@ class OpenLLMetryMapper:
             skipped.append(trace_case)
         else:
             cases.append(trace_case)
-        return MappingResult(cases=tuple(cases), not_evaluable=tuple(skipped), warnings=tuple(warnings))
+        return _new_result(tuple(cases), tuple(skipped), tuple(warnings))
 
     def _llm_case(self, trace: AssembledTrace, call: LLMCall, ledger: ToolLedger,
                   by_id: Mapping[str, SpanRecord]) -> EvalCase:
