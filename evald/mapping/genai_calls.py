@@ -21,7 +21,6 @@ Pure; never raises on the data it is given (spans are already parsed).
 
 from __future__ import annotations
 
-from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,7 +37,7 @@ class InferenceCall:
     __slots__ = ("span", "operation", "content", "attrs", "error", "input_text", "output_text", "requested_tools",
                  "messages", "tokens")
 
-    def __init__(self, span: SpanRecord, operation: str, content: CallContent, attrs: Mapping[str, Any],
+    def __init__(self, span: SpanRecord, operation: str, content: CallContent, attrs: dict[str, Any],
                  error: bool) -> None:
         self.span = span
         self.operation = operation
@@ -56,7 +55,7 @@ class InferenceCall:
         mask: dict[str, Any] = {}
         if self.tokens != (None, None):  # usage is read from one span only, never half from each
             mask = {k: None for k in (*sc.INPUT_TOKEN_KEYS, *sc.OUTPUT_TOKEN_KEYS) if k not in self.attrs}
-        attrs = ChainMap(mask, dict(self.attrs), dict(other.attrs))
+        attrs = {**other.attrs, **self.attrs, **mask}  # the first of mask, mine, theirs wins (ChainMap's key order)
         return InferenceCall(self.span, self.operation, content, attrs, self.error or other.error)
 
     @property

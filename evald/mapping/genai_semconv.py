@@ -38,7 +38,7 @@ from evald.mapping.case_parts import (
 from evald.mapping.genai_calls import InferenceCall, dedupe_calls
 from evald.mapping.mcp import mcp_tool_calls
 from evald.mapping.messages import CallContent, call_content, event_payload, text_of
-from evald.mapping.values import as_float, as_str, documents, parse_json_container, str_list
+from evald.mapping.values import as_float, as_str, documents, parse_json_container, plain, str_list
 from evald.model import STATUS_ERROR, AssembledTrace, LogRecord, SpanRecord
 from evald.span_reads import duration_ms, is_root, service_name
 
@@ -195,10 +195,11 @@ def _vendor_candidate(span: SpanRecord) -> bool:
         return False
 
 
-def _merged_attrs(span: SpanRecord, logs: Sequence[LogRecord]) -> Mapping[str, Any]:
-    """Span attributes, completed by the attributes/body of its log records (span values win)."""
+def _merged_attrs(span: SpanRecord, logs: Sequence[LogRecord]) -> dict[str, Any]:
+    """Span attributes, completed by the attributes/body of its log records (span values win); a dict, so that
+    compiled code reads it with direct calls."""
     if not logs:
-        return span.attributes
+        return plain(span.attributes)
     merged: dict[str, Any] = {}
     for log in logs:
         merged.update(event_payload(log.attributes, log.body))

@@ -14,7 +14,6 @@ exceptions.
 
 from __future__ import annotations
 
-from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,7 +21,7 @@ from evald import semconv as sc
 from evald.mapping.case_parts import call_texts, lineage
 from evald.mapping.messages import CallContent, call_content
 from evald.mapping.openllmetry_attrs import error_of, finish_reasons, normalized, tokens
-from evald.mapping.values import as_str
+from evald.mapping.values import as_str, plain
 from evald.model import LogRecord, SpanRecord
 
 
@@ -32,12 +31,12 @@ class LLMCall:
     __slots__ = ("span", "operation", "content", "attrs", "error", "input_text", "output_text", "requested_tools",
                  "messages", "tokens", "finish_reasons")
 
-    def __init__(self, span: SpanRecord, operation: str, content: CallContent, attrs: Mapping[str, Any],
+    def __init__(self, span: SpanRecord, operation: str, content: CallContent, attrs: dict[str, Any],
                  error: str | None) -> None:
         self.span = span
         self.operation = operation
         self.content = content
-        self.attrs = attrs  # the span's attributes (then its wrapper's, when it has one)
+        self.attrs = attrs  # the span's attributes (then its wrapper's, when it has one); a dict: compiled reads
         self.error = error  # why it failed (error.type / exception type), None when it did not
         self.input_text, self.output_text, self.requested_tools, self.messages = call_texts(content)
         self.tokens: tuple[int | None, int | None, int | None] = tokens(attrs)
@@ -71,12 +70,12 @@ def build_calls(spans: Sequence[SpanRecord], by_id: Mapping[str, SpanRecord], op
         try:
             norm = normalized(span)
             content = _content(norm, logs)
-            attrs: Mapping[str, Any] = norm.attributes
+            attrs = plain(norm.attributes)
             wrapper_id = nearest.get(sid)
             if wrapper_id is not None and leaves.get(wrapper_id, 0) == 1:
                 outer = normalized(by_id[wrapper_id])
                 content = _completed(content, _content(outer, logs))
-                attrs = ChainMap(dict(norm.attributes), dict(outer.attributes))
+                attrs = {**outer.attributes, **norm.attributes}  # the span's own values win (keys in ChainMap order)
             response_id = as_str(attrs.get(sc.RESPONSE_ID))
             if response_id is not None:
                 if response_id in responses:  # the same response traced twice outside each other's span
