@@ -30,7 +30,7 @@ from typing import Any, Final
 from evald import semconv as sc
 from evald.frozen import replace
 from evald.mapping import langfuse as lf
-from evald.mapping.values import as_count, as_dict, as_list, as_str, as_text, is_mapping, parse_structured
+from evald.mapping.values import as_count, as_dict, as_list, as_str, as_text, is_mapping, parse_structured, plain
 from evald.model import SpanEvent, SpanRecord
 
 EVENTS: Final = "events"
@@ -48,6 +48,10 @@ AGGREGATED_OUTPUT_TOKENS: Final = "gen_ai.aggregated_usage.output_tokens"
 _AGENT_KEYS: Final = (ALL_MESSAGES, ALL_MESSAGES_EVENTS, FINAL_RESULT)
 _KEYS: Final = frozenset({EVENTS, ALL_MESSAGES_EVENTS, ALL_MESSAGES, FINAL_RESULT, TOOL_ARGUMENTS, TOOL_RESPONSE,
                           REQUEST_DATA, *lf.KEYS})
+#: the same keys as tuples: compiled, a loop of dict lookups (frozenset.isdisjoint(attrs) is a generic method call
+#: that iterates every key of every span the GenAI mapper reads)
+_KEY_LIST: Final = tuple(sorted(_KEYS))
+_LANGFUSE_KEY_LIST: Final = tuple(sorted(lf.KEYS))
 _ROLE_EVENTS: Final = {role: name for name, role in sc.INPUT_MESSAGE_EVENTS.items()}
 _OUTPUT_ROLES: Final = frozenset({"assistant", "model"})
 
@@ -72,11 +76,11 @@ def normalize(span: SpanRecord) -> SpanRecord:
         if sc.OPERATION_NAME not in attrs and (named := _named_call(span)) is not None:
             operation, model = named
             return replace(span, attributes={sc.OPERATION_NAME: operation, sc.REQUEST_MODEL: model, **attrs})
-        if _KEYS.isdisjoint(attrs) and not (sc.TOOL_NAME in attrs and sc.OPERATION_NAME not in attrs):
+        if not _has_any(attrs, _KEY_LIST) and not (sc.TOOL_NAME in attrs and sc.OPERATION_NAME not in attrs):
             return span
         extra: dict[str, Any] = {}
         events: list[SpanEvent] = []
-        if not lf.KEYS.isdisjoint(attrs):
+        if _has_any(attrs, _LANGFUSE_KEY_LIST):
             extra.update(lf.semconv_attributes(span))
         else:
             _pydantic_ai(attrs, extra, events)
@@ -88,6 +92,11 @@ def normalize(span: SpanRecord) -> SpanRecord:
         return replace(span, attributes=merged, events=(*span.events, *events))
     except Exception:  # vendor data we cannot read: the span as it came
         return span
+
+
+def _has_any(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> bool:
+    data = plain(attrs)  # read as a dict: compiled, a direct lookup per key (mypyc turns any() into a loop)
+    return any(key in data for key in keys)
 
 
 def _pydantic_ai(attrs: Mapping[str, Any], extra: dict[str, Any], events: list[SpanEvent]) -> None:
