@@ -140,7 +140,7 @@ class GenAISemconvMapper:
 
     def _trace_case(self, trace: AssembledTrace, spans: Sequence[SpanRecord], calls: Sequence[InferenceCall],
                     agents: Sequence[tuple[SpanRecord, CallContent]], tools: Mapping[str, ToolCall],
-                    attrs: Mapping[str, Mapping[str, Any]], warnings: list[str]) -> EvalCase | NotEvaluable:
+                    attrs: dict[str, dict[str, Any]], warnings: list[str]) -> EvalCase | NotEvaluable:
         # the question of the current turn: with chat history, the last user message before any model reply
         user_input = next((t for _, c in agents if (t := text_of(c.input, _USER, last=True))), None) or next(
             (t for call in calls if (t := call.input_text)), None)
@@ -207,7 +207,7 @@ def _merged_attrs(span: SpanRecord, logs: Sequence[LogRecord]) -> dict[str, Any]
     return merged
 
 
-def _merge_tools(spans: Sequence[SpanRecord], ops: Mapping[str, str], attrs: Mapping[str, Mapping[str, Any]],
+def _merge_tools(spans: Sequence[SpanRecord], ops: Mapping[str, str], attrs: dict[str, dict[str, Any]],
                  calls: Sequence[InferenceCall], warnings: list[str]) -> dict[str, ToolCall]:
     """Every tool call of the trace in order, one entry per call id (id-less calls get a positional key).
 
@@ -236,7 +236,7 @@ def _merge_tools(spans: Sequence[SpanRecord], ops: Mapping[str, str], attrs: Map
     return ledger.calls
 
 
-def _tool_from_span(span: SpanRecord, attrs: Mapping[str, Any]) -> ToolCall:
+def _tool_from_span(span: SpanRecord, attrs: dict[str, Any]) -> ToolCall:
     result = attrs.get(sc.TOOL_CALL_RESULT)
     return new_tool_call(
         name=as_str(attrs.get(sc.TOOL_NAME)) or "", arguments=parse_json_container(attrs.get(sc.TOOL_CALL_ARGUMENTS)),
@@ -244,11 +244,12 @@ def _tool_from_span(span: SpanRecord, attrs: Mapping[str, Any]) -> ToolCall:
         error=span.status_code == STATUS_ERROR or as_str(attrs.get(sc.ERROR_TYPE)) is not None)
 
 
-def _documents(spans: Sequence[SpanRecord], attrs: Mapping[str, Mapping[str, Any]], warnings: list[str]
+def _documents(spans: Sequence[SpanRecord], attrs: dict[str, dict[str, Any]], warnings: list[str]
                ) -> tuple[Document, ...]:
     docs: list[Document] = []
     for span in spans:
-        raw = attrs.get(span.span_id, span.attributes).get(sc.RETRIEVAL_DOCUMENTS)
+        source = attrs.get(span.span_id)
+        raw = (source if source is not None else plain(span.attributes)).get(sc.RETRIEVAL_DOCUMENTS)
         if raw is None:
             continue
         found = documents(raw)

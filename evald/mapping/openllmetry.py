@@ -41,7 +41,7 @@ from evald.mapping.openllmetry_calls import LLMCall, build_calls, embedding_quer
 from evald.mapping.openllmetry_entities import DecodeMemo, answer_of, question_of
 from evald.mapping.openllmetry_retrieval import trace_documents
 from evald.mapping.openllmetry_tools import tool_from_span
-from evald.mapping.values import as_str
+from evald.mapping.values import as_str, plain
 from evald.model import AssembledTrace, LogRecord, SpanRecord
 from evald.span_reads import duration_ms, is_root, service_name
 
@@ -200,7 +200,7 @@ def _entity_spans(spans: Sequence[SpanRecord], by_id: Mapping[str, SpanRecord]) 
 
 
 def _entity_question(span: SpanRecord, memo: DecodeMemo) -> str | None:
-    attrs = span.attributes
+    attrs = plain(span.attributes)  # read as a dict (compiled: direct calls, no method lookup)
     if ol.ENTITY_INPUT in attrs and (text := question_of(attrs[ol.ENTITY_INPUT], memo)):
         return text
     if sc.INPUT_MESSAGES in attrs:  # an agent span in the GenAI shape (0.54+ agent instrumentations)
@@ -209,7 +209,7 @@ def _entity_question(span: SpanRecord, memo: DecodeMemo) -> str | None:
 
 
 def _entity_answer(span: SpanRecord, memo: DecodeMemo) -> str | None:
-    attrs = span.attributes
+    attrs = plain(span.attributes)
     if ol.ENTITY_OUTPUT in attrs and (text := answer_of(attrs[ol.ENTITY_OUTPUT], memo)):
         return text
     if sc.OUTPUT_MESSAGES in attrs:
@@ -227,9 +227,10 @@ def _rag_question(calls: Sequence[LLMCall], queries: Sequence[str]) -> str | Non
 
 def _agent_name(spans: Iterable[SpanRecord]) -> str | None:
     for span in spans:
-        name = as_str(span.attributes.get(sc.AGENT_NAME))
+        attrs = plain(span.attributes)
+        name = as_str(attrs.get(sc.AGENT_NAME))
         if name is None and ol.span_kind(span) == ol.KIND_AGENT:
-            name = as_str(span.attributes.get(ol.ENTITY_NAME))
+            name = as_str(attrs.get(ol.ENTITY_NAME))
         if name:
             return name
     return None
@@ -237,7 +238,8 @@ def _agent_name(spans: Iterable[SpanRecord]) -> str | None:
 
 def _workflow_name(entities: Sequence[SpanRecord], spans: Sequence[SpanRecord]) -> str | None:
     for span in (*entities, *spans):
-        if name := as_str(span.attributes.get(ol.WORKFLOW_NAME)) or as_str(span.attributes.get(sc.WORKFLOW_NAME)):
+        attrs = plain(span.attributes)
+        if name := as_str(attrs.get(ol.WORKFLOW_NAME)) or as_str(attrs.get(sc.WORKFLOW_NAME)):
             return name
     return next((n for s in entities if ol.span_kind(s) == ol.KIND_WORKFLOW
                  and (n := as_str(s.attributes.get(ol.ENTITY_NAME)))), None)

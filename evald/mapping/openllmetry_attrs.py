@@ -122,9 +122,10 @@ def normalized(span: SpanRecord) -> SpanRecord:
     -> ``tool_calls.0.*``. Returns the span unchanged (no copy) when none of these is present.
     """
     attrs = plain(span.attributes)
+    source: dict[Any, Any] = attrs  # keys typed Any: compiled code checks no key's type (a non-str key is skipped)
     extra: dict[str, Any] = {}
     indexed: list[tuple[str, Any]] = []  # the gen_ai.prompt.* / gen_ai.completion.* items, found in one pass
-    for key, value in attrs.items():
+    for key, value in source.items():
         # character tests first (as in _has_marker_prefix); no tuple argument: compiled, it is built for every key
         if not isinstance(key, str):
             continue
@@ -247,7 +248,8 @@ def _unquoted(text: str) -> str:
 def association_properties(attrs: Mapping[str, Any]) -> dict[str, Any]:
     """``traceloop.association.properties.<key>`` -> ``{key: value}`` (scalar values only)."""
     out: dict[str, Any] = {}
-    for key, value in plain(attrs).items():  # read as a dict: compiled, no generic items() call and iterator
+    data: dict[Any, Any] = plain(attrs)  # read as a dict; keys typed Any: compiled code checks no key's type
+    for key, value in data.items():
         if (isinstance(key, str) and key.startswith(ASSOCIATION_PREFIX) and len(key) > len(ASSOCIATION_PREFIX)
                 and isinstance(value, (str, int, float, bool))):
             out[key[len(ASSOCIATION_PREFIX):]] = value

@@ -103,7 +103,8 @@ def embedding_queries(spans: Sequence[SpanRecord], ops: Mapping[str, str], logs:
     out: list[str] = []
     for span in spans:
         try:
-            query = span.attributes.get(sc.RETRIEVAL_QUERY_TEXT) or span.attributes.get("db.query.text")
+            attrs = plain(span.attributes)
+            query = attrs.get(sc.RETRIEVAL_QUERY_TEXT) or attrs.get("db.query.text")
             if isinstance(query, str) and query.strip():
                 out.append(query.strip())
             elif ops.get(span.span_id) == sc.OP_EMBEDDINGS:

@@ -35,7 +35,7 @@ from evald.frozen import replace
 from evald.mapping.case_parts import SCORE_KEYS
 from evald.mapping.openllmetry_attrs import ENTITY_INPUT, ENTITY_OUTPUT
 from evald.mapping.openllmetry_entities import LC_CLASS, DecodeMemo, decode_once
-from evald.mapping.values import as_dict, as_float, as_list, as_str, as_text, documents, is_mapping
+from evald.mapping.values import as_dict, as_float, as_list, as_str, as_text, documents, is_mapping, plain
 from evald.model import SpanRecord
 
 _RESULT_EVENT_SUFFIXES: Final = (".query.result", ".search.result")
@@ -65,12 +65,13 @@ def trace_documents(spans: Sequence[SpanRecord], skip: frozenset[str], warnings:
 
 
 def span_documents(span: SpanRecord, warnings: list[str], memo: DecodeMemo | None = None) -> list[Document]:
-    attrs = span.attributes
+    attrs = plain(span.attributes)  # read as a dict (compiled: direct calls, no method lookup)
     docs: list[Document] = []
     for event in span.events:
         if event.name.endswith(_RESULT_EVENT_SUFFIXES):
             docs.extend(result_documents(event.attributes))
-    if any(isinstance(k, str) and k.startswith("db.query.result.") for k in attrs):
+    keys: dict[Any, Any] = attrs  # typed Any: compiled code checks no key's type
+    if any(isinstance(k, str) and k.startswith("db.query.result.") for k in keys):
         docs.extend(result_documents({k: v for k, v in attrs.items() if k.startswith("db.query.result.")}))
     raw = attrs.get(sc.RETRIEVAL_DOCUMENTS)
     if raw is not None:
