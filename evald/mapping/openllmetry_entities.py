@@ -20,7 +20,7 @@ from typing import Any, Final
 from evald.case import Message
 from evald.mapping.case_parts import tool_result
 from evald.mapping.messages import message_from_dict, text_of
-from evald.mapping.values import as_str, as_text, is_mapping, parse_json_container, parse_structured
+from evald.mapping.values import as_str, as_text, is_mapping, parse_json_container, parse_structured, plain
 
 _MAX_DEPTH: Final = 12
 LC_CLASS: Final = "__lc__"  # key decode() adds to an unwrapped LangChain constructor: the class name
@@ -121,17 +121,18 @@ def message_dict(item: Any) -> dict[str, Any] | None:
         return {"role": role, "content": item[1]} if role else None
     if not is_mapping(item):
         return None
-    role = as_str(item.get("role"))
+    data = plain(item)  # read as a dict (compiled: direct calls); its keys are iterated as they are below
+    role = as_str(data.get("role"))
     if role is None:
-        cls = item.get(LC_CLASS)
-        kind = item.get("type")
+        cls = data.get(LC_CLASS)
+        kind = data.get("type")
         role = _LC_ROLES.get(cls) if isinstance(cls, str) and cls else (
-            _TYPE_ROLES.get(kind) if isinstance(kind, str) and "content" in item else None)
+            _TYPE_ROLES.get(kind) if isinstance(kind, str) and "content" in data else None)
         if role is None:
             return None
     out = {k: v for k, v in item.items() if k != LC_CLASS}
     out["role"] = role
-    calls = item.get("tool_calls")
+    calls = data.get("tool_calls")
     if isinstance(calls, list):  # LangChain: {"name", "args", "id"}; OpenAI: {"id", "function": {...}}
         out["tool_calls"] = [{**c, "arguments": c["args"]} if is_mapping(c) and "args" in c
                              and "arguments" not in c else c for c in calls]
