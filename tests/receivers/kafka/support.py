@@ -42,6 +42,19 @@ async def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
         await admin.close()
 
 
+async def partition_count(bootstrap: str, topic: str) -> int:
+    """How many partitions ``topic`` has on the broker now (0: unknown to it)."""
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        described = await admin.describe_topics([topic])
+    finally:
+        await admin.close()
+    return sum(len(t.get("partitions") or ()) for t in described if t.get("topic") == topic)
+
+
 async def produce(bootstrap: str, topic: str, records: list[tuple[str | None, bytes]],
                   placed: dict[str, int] | None = None) -> Offsets:
     """Send keyed records (no idempotence: tansu does not support it); returns partition -> end offset.
