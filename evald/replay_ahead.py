@@ -37,7 +37,8 @@ class ReadAhead:
                 unknown = index
                 continue
             for trace_id in ids:
-                last[trace_id] = index
+                if trace_id:  # "": records without a trace id, which decoding rejects
+                    last[trace_id] = index
         finishing: dict[int, list[str]] = {}
         for trace_id, index in last.items():
             if index > unknown:
