@@ -57,37 +57,39 @@ def parse_structured(value: Any) -> Any:
     cls = type(value)
     if cls is list or cls is dict or value is None:  # already structured (OTLP kvlist/array) or absent: hot path
         return value
-    if cls is not str and not isinstance(value, str):
-        if isinstance(value, (bytes, bytearray)):
-            try:
-                value = bytes(value).decode("utf-8")
-            except UnicodeDecodeError:
-                return value
-        elif isinstance(value, tuple):
-            return list(value)
-        else:
+    # ``source`` typed str: compiled, strip, indexing and ``in`` below are direct C calls (on Any, generic ones)
+    if cls is str or isinstance(value, str):
+        source: str = value
+    elif isinstance(value, (bytes, bytearray)):
+        try:
+            source = bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
             return value
-    text = value.strip()
-    if not text or text[0] not in "[{(\"":
+    elif isinstance(value, tuple):
+        return list(value)
+    else:
         return value
+    text = source.strip()
+    if not text or text[0] not in "[{(\"":
+        return source
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
         pass  # also big integers, NaN, lone surrogates: the stdlib parser below accepts those
     if _starts_with_a_name(text):
-        return value
+        return source
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
         pass
     if len(text) > _MAX_LITERAL_EVAL_CHARS:
-        return value
+        return source
     try:
         with warnings.catch_warnings():  # e.g. "invalid escape sequence" in span text: not evald's problem to report
             warnings.simplefilter("ignore")
             parsed = ast.literal_eval(text)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return value
+        return source
     return _from_literal(parsed)
 
 
