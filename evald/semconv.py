@@ -102,6 +102,9 @@ _LLM_REQUEST_TYPES: Final = {
     "embeddings": OP_EMBEDDINGS,
     "rerank": "rerank",
 }
+# span events that mark an inference span of a pre-operation-name emitter, next to gen_ai.system
+_INFERENCE_EVENTS: Final = frozenset(
+    {EVENT_CHOICE, EVENT_CONTENT_PROMPT, EVENT_CONTENT_COMPLETION, *INPUT_MESSAGE_EVENTS})
 # keys whose presence next to gen_ai.system marks an inference span of a pre-operation-name emitter
 _INFERENCE_HINTS: Final = (
     USAGE_INPUT_TOKENS, USAGE_OUTPUT_TOKENS, USAGE_PROMPT_TOKENS, USAGE_COMPLETION_TOKENS,
@@ -137,27 +140,36 @@ def normalize_provider(value: Any) -> str | None:
     return _PROVIDER_ALIASES.get(key, key)
 
 
+def _as_dict(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """``attributes`` itself when it is a dict (what OTLP conversion gives), else a dict of its items: compiled,
+    ``get`` and ``in`` on a dict-typed value are direct C calls (on a ``Mapping``, a method lookup and generic call)."""
+    return attributes if isinstance(attributes, dict) else dict(attributes)
+
+
 def provider_of(attributes: Mapping[str, Any]) -> str | None:
     """``gen_ai.provider.name``, else the deprecated ``gen_ai.system``, normalised."""
-    return normalize_provider(attributes.get(PROVIDER_NAME)) or normalize_provider(attributes.get(SYSTEM))
+    attrs = _as_dict(attributes)
+    return normalize_provider(attrs.get(PROVIDER_NAME)) or normalize_provider(attrs.get(SYSTEM))
 
 
 def operation_of(attributes: Mapping[str, Any], event_names: frozenset[str] = frozenset()) -> str | None:
     """The span's GenAI operation: ``gen_ai.operation.name`` (non-standard aliases such as ``chat_completions``
     normalised), else OpenLLMetry ``llm.request.type``, else ``chat`` for a ``gen_ai.system`` /
     ``gen_ai.provider.name`` span without an operation that carries inference data (tokens, prompt, messages)."""
-    op = attributes.get(OPERATION_NAME)
+    attrs = _as_dict(attributes)
+    op = attrs.get(OPERATION_NAME)
     if isinstance(op, str) and op.strip():
         name = op.strip().lower()
         return _OPERATION_ALIASES.get(name, name)
-    legacy = attributes.get(LLM_REQUEST_TYPE)
+    legacy = attrs.get(LLM_REQUEST_TYPE)
     if isinstance(legacy, str) and legacy.strip().lower() in _LLM_REQUEST_TYPES:
         return _LLM_REQUEST_TYPES[legacy.strip().lower()]
-    if (SYSTEM in attributes or PROVIDER_NAME in attributes) and (
-        any(key in attributes for key in _INFERENCE_HINTS)
-        or bool(event_names & {EVENT_CHOICE, EVENT_CONTENT_PROMPT, EVENT_CONTENT_COMPLETION, *INPUT_MESSAGE_EVENTS})
-    ):
-        return OP_CHAT
+    if SYSTEM in attrs or PROVIDER_NAME in attrs:
+        for key in _INFERENCE_HINTS:
+            if key in attrs:
+                return OP_CHAT
+        if not event_names.isdisjoint(_INFERENCE_EVENTS):
+            return OP_CHAT
     return None
 
 
