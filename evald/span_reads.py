@@ -39,5 +39,7 @@ def duration_ms(span: Span) -> float | None:
 
 def service_name(span: Span) -> str | None:
     """The resource's ``service.name`` when it is a string."""
-    name = span.resource.get("service.name")
+    resource = span.resource
+    # compiled: a direct dict read when it is a dict (on a Mapping, a method lookup and generic call)
+    name = resource.get("service.name") if isinstance(resource, dict) else resource.get("service.name")
     return name if isinstance(name, str) else None

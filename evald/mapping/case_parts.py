@@ -60,11 +60,16 @@ def present(**values: str | None) -> dict[str, str]:
 
 def lineage(span: SpanRecord, by_id: Mapping[str, SpanRecord]) -> list[SpanRecord]:
     """The span and its ancestors present in the trace, nearest first (cycle-safe; a missing parent ends it)."""
+    spans: dict[str, SpanRecord] = by_id if isinstance(by_id, dict) else dict(by_id)  # compiled: direct dict reads
     chain = [span]
     seen = {span.span_id}
-    while (parent := by_id.get(chain[-1].parent_span_id or "")) is not None and parent.span_id not in seen:
-        seen.add(parent.span_id)
+    while (parent := spans.get(span.parent_span_id or "")) is not None:
+        parent_id = parent.span_id
+        if parent_id in seen:
+            break
+        seen.add(parent_id)
         chain.append(parent)
+        span = parent
     return chain
 
 

@@ -104,7 +104,11 @@ def _distinct(scopes: dict[str, str]) -> tuple[str, ...]:
 
 
 def _convention(case: EvalCase) -> str | None:
-    value = case.metadata.get("convention") if case.metadata else None
+    meta = case.metadata
+    if not meta:
+        return None
+    # compiled: a direct dict read when it is one (the mappers' own dicts); on a Mapping, a generic call
+    value = meta.get("convention") if not isinstance(meta, dict) else meta.get("convention")
     return value if isinstance(value, str) else None
 
 

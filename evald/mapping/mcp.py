@@ -23,7 +23,7 @@ from typing import Final
 from evald import semconv as sc
 from evald.case import ToolCall, new_tool_call
 from evald.mapping.case_parts import lineage, tool_result
-from evald.mapping.values import as_str, parse_json_container
+from evald.mapping.values import as_str, parse_json_container, plain
 from evald.model import STATUS_ERROR, SpanRecord
 
 MCP_METHOD: Final = "mcp.method.name"
@@ -34,17 +34,19 @@ _NAME_PREFIXES: Final = ("MCP send tools/call ", "tools/call ")
 
 def mcp_tool_calls(spans: Sequence[SpanRecord], ops: Mapping[str, str]) -> dict[str, ToolCall]:
     """span id -> the tool call of each MCP ``tools/call`` span that no ``execute_tool`` span records."""
-    candidates = [s for s in spans if ops.get(s.span_id) != sc.OP_EXECUTE_TOOL and s.attributes.get(MCP_METHOD) ==
-                  TOOLS_CALL]
+    # read as dicts (values.plain): compiled, each get is a direct C call instead of a method lookup and generic call
+    op_of = plain(ops)
+    candidates = [s for s in spans if op_of.get(s.span_id) != sc.OP_EXECUTE_TOOL and plain(s.attributes).get(MCP_METHOD)
+                  == TOOLS_CALL]
     if not candidates:
         return {}
     by_id = {s.span_id: s for s in spans}
-    executed_parents = {s.parent_span_id for s in spans if ops.get(s.span_id) == sc.OP_EXECUTE_TOOL}
+    executed_parents = {s.parent_span_id for s in spans if op_of.get(s.span_id) == sc.OP_EXECUTE_TOOL}
     out: dict[str, ToolCall] = {}
     for span in candidates:
         if span.span_id in executed_parents:
             continue  # its instrumented server span is the execute_tool span that records the call
-        if any(ops.get(a.span_id) == sc.OP_EXECUTE_TOOL for a in lineage(span, by_id)[1:]):
+        if any(op_of.get(a.span_id) == sc.OP_EXECUTE_TOOL for a in lineage(span, by_id)[1:]):
             continue  # a framework's execute_tool span wraps the request and records the call
         name = as_str(span.attributes.get(sc.TOOL_NAME)) or _target(span.name)
         if not name:
