@@ -22,6 +22,8 @@ from evald.mapping.masking import is_masked
 
 # literal_eval on attacker-controlled text: bounded size; deep nesting raises RecursionError, which is caught
 _MAX_LITERAL_EVAL_CHARS: Final = 200_000
+#: bound once: compiled, ``orjson.loads`` was a module attribute lookup per parse
+_ORJSON_LOADS: Final = orjson.loads
 
 
 def is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
@@ -73,7 +75,7 @@ def parse_structured(value: Any) -> Any:
     if not text or text[0] not in "[{(\"":
         return source
     try:
-        return orjson.loads(text)
+        return _ORJSON_LOADS(text)
     except orjson.JSONDecodeError:
         pass  # also big integers, NaN, lone surrogates: the stdlib parser below accepts those
     if _starts_with_a_name(text):
