@@ -12,6 +12,8 @@ from evald.model import SpanRecord
 from evald.span_reads import service_name
 
 _N = TypeVar("_N", int, float)
+#: bound once: compiled, a builtin without a primitive (``sum``) is a builtins-module attribute lookup per call
+_SUM: Final = sum
 #: where retrievers that have no document score / id of their own put them (LangChain: Document.metadata)
 SCORE_KEYS: Final = ("score", "relevance_score", "similarity_score", "_score")
 ID_KEYS: Final = ("id", "doc_id", "document_id", "_id")
@@ -33,7 +35,7 @@ def call_texts(content: CallContent) -> tuple[str | None, str | None, tuple[Tool
 def sum_known(values: Iterable[_N | None]) -> _N | None:
     """The sum of the known values; ``None`` (unknown, not 0) when none is known."""
     known = [v for v in values if v is not None]
-    return sum(known) if known else None
+    return _SUM(known) if known else None
 
 
 def case_service_name(anchor: SpanRecord, spans: Sequence[SpanRecord]) -> str | None:

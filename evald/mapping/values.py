@@ -24,6 +24,7 @@ from evald.mapping.masking import is_masked
 _MAX_LITERAL_EVAL_CHARS: Final = 200_000
 #: bound once: compiled, ``orjson.loads`` was a module attribute lookup per parse
 _ORJSON_LOADS: Final = orjson.loads
+_ORJSON_ERROR: Final = orjson.JSONDecodeError
 
 
 def is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
@@ -76,7 +77,7 @@ def parse_structured(value: Any) -> Any:
         return source
     try:
         return _ORJSON_LOADS(text)
-    except orjson.JSONDecodeError:
+    except _ORJSON_ERROR:
         pass  # also big integers, NaN, lone surrogates: the stdlib parser below accepts those
     if _starts_with_a_name(text):
         return source
