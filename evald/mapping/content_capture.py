@@ -137,7 +137,10 @@ def _complete(meta: dict[str, Any], status: str, instrumentation: str, marker: s
 
 
 def _masked_call(call: ToolCall) -> bool:
-    return is_masked(call.name) or (isinstance(call.id, str) and is_masked(call.id))
+    if is_masked(call.name):
+        return True
+    call_id = call.id  # each field read once (compiled, a generic attribute read)
+    return isinstance(call_id, str) and is_masked(call_id)
 
 
 def _unmasked(call: ToolCall) -> ToolCall:
@@ -150,8 +153,10 @@ def _unmasked(call: ToolCall) -> ToolCall:
 
 
 def _masked_message(message: Message) -> bool:
-    return (is_masked(message.role) or (isinstance(message.name, str) and is_masked(message.name))
-            or (isinstance(message.tool_call_id, str) and is_masked(message.tool_call_id))
+    if is_masked(message.role):
+        return True
+    name, call_id = message.name, message.tool_call_id  # each field read once (compiled, a generic attribute read)
+    return ((isinstance(name, str) and is_masked(name)) or (isinstance(call_id, str) and is_masked(call_id))
             or any(_masked_call(t) for t in message.tool_calls))
 
 
