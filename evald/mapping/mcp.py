@@ -34,10 +34,11 @@ _NAME_PREFIXES: Final = ("MCP send tools/call ", "tools/call ")
 
 def mcp_tool_calls(spans: Sequence[SpanRecord], ops: Mapping[str, str]) -> dict[str, ToolCall]:
     """span id -> the tool call of each MCP ``tools/call`` span that no ``execute_tool`` span records."""
-    # read as dicts (values.plain): compiled, each get is a direct C call instead of a method lookup and generic call
+    # read as dicts (values.plain): compiled, each get is a direct C call instead of a method lookup and generic call;
+    # the MCP method first, which most spans lack
     op_of = plain(ops)
-    candidates = [s for s in spans if op_of.get(s.span_id) != sc.OP_EXECUTE_TOOL and plain(s.attributes).get(MCP_METHOD)
-                  == TOOLS_CALL]
+    candidates = [s for s in spans if plain(s.attributes).get(MCP_METHOD) == TOOLS_CALL
+                  and op_of.get(s.span_id) != sc.OP_EXECUTE_TOOL]
     if not candidates:
         return {}
     by_id = {s.span_id: s for s in spans}
