@@ -7,7 +7,7 @@ from typing import Any, Final, TypeVar
 
 from evald.case import SPAN_END_METADATA, Message, ToolCall, new_message, new_tool_call
 from evald.mapping.messages import CallContent, is_system_role, text_of
-from evald.mapping.values import as_text, is_mapping, parse_json_container
+from evald.mapping.values import as_text, is_mapping, parse_json_container, plain
 from evald.model import SpanRecord
 from evald.span_reads import service_name
 
@@ -62,7 +62,7 @@ def present(**values: str | None) -> dict[str, str]:
 
 def lineage(span: SpanRecord, by_id: Mapping[str, SpanRecord]) -> list[SpanRecord]:
     """The span and its ancestors present in the trace, nearest first (cycle-safe; a missing parent ends it)."""
-    spans: dict[str, SpanRecord] = by_id if isinstance(by_id, dict) else dict(by_id)  # compiled: direct dict reads
+    spans = plain(by_id)  # compiled: direct dict reads
     chain = [span]
     seen = {span.span_id}
     while (parent := spans.get(span.parent_span_id or "")) is not None:

@@ -24,6 +24,7 @@ from evald.frozen import replace
 from evald.interfaces import MappingResult
 from evald.mapping.instrumentations import detect
 from evald.mapping.masking import is_masked, marker_in
+from evald.mapping.values import plain
 from evald.model import AssembledTrace
 
 CONTENT_CAPTURE: Final = "content_capture"
@@ -107,8 +108,7 @@ def _convention(case: EvalCase) -> str | None:
     meta = case.metadata
     if not meta:
         return None
-    # compiled: a direct dict read when it is one (the mappers' own dicts); on a Mapping, a generic call
-    value = meta.get("convention") if not isinstance(meta, dict) else meta.get("convention")
+    value = plain(meta).get("convention")  # compiled: a direct dict read (the mappers' metadata is a dict)
     return value if isinstance(value, str) else None
 
 

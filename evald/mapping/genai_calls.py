@@ -27,7 +27,7 @@ from typing import Any
 from evald import semconv as sc
 from evald.mapping.case_parts import call_texts
 from evald.mapping.messages import CallContent
-from evald.mapping.values import as_count, as_str
+from evald.mapping.values import as_str, first_count
 from evald.model import SpanRecord
 
 
@@ -73,23 +73,7 @@ def response_id_of(call: InferenceCall) -> str | None:
 
 
 def tokens_of(attrs: Mapping[str, Any]) -> tuple[int | None, int | None]:
-    return _first_count(attrs, sc.INPUT_TOKEN_KEYS), _first_count(attrs, sc.OUTPUT_TOKEN_KEYS)
-
-
-def _first_count(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
-    """The first of ``keys`` holding a usable count (absent keys cost one lookup, no conversion)."""
-    if isinstance(attrs, dict):  # a span's attributes (a merged call's are a ChainMap): compiled, direct dict reads
-        data: dict[str, Any] = attrs
-        for key in keys:
-            value = data.get(key)
-            if value is not None and (count := as_count(value)) is not None:
-                return count
-        return None
-    for key in keys:
-        value = attrs.get(key)
-        if value is not None and (count := as_count(value)) is not None:
-            return count
-    return None
+    return first_count(attrs, sc.INPUT_TOKEN_KEYS), first_count(attrs, sc.OUTPUT_TOKEN_KEYS)
 
 
 def dedupe_calls(calls: Sequence[InferenceCall], by_id: Mapping[str, SpanRecord]) -> list[InferenceCall]:

@@ -139,18 +139,10 @@ class OpenInferenceMapper:
                     calls: list[LLMCall], tools: dict[str, ToolCall], warnings: list[str]
                     ) -> EvalCase | NotEvaluable:
         frames = tree.frames(calls)
-        error = False
-        prompt: int | None = None
-        completion: int | None = None
-        total: int | None = None
-        for c in calls:  # token sums of ints: exactly sum_known's, without a generator and sum() per field
-            error = error or c.error
-            if (n := c.prompt_tokens) is not None:
-                prompt = (0 if prompt is None else prompt) + n
-            if (n := c.completion_tokens) is not None:
-                completion = (0 if completion is None else completion) + n
-            if (n := c.token_count) is not None:
-                total = (0 if total is None else total) + n
+        error = any([c.error for c in calls])
+        prompt = sum_known([c.prompt_tokens for c in calls])
+        completion = sum_known([c.completion_tokens for c in calls])
+        total = sum_known([c.token_count for c in calls])
         roots = [s for s in spans if is_root(s)]
         anchor = roots[0] if roots else (frames[0] if frames else calls[0].span)
         last = calls[-1]

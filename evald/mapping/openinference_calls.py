@@ -86,10 +86,10 @@ class LLMCall:
 
     @property
     def token_count(self) -> int | None:
-        prompt, completion = self.prompt_tokens, self.completion_tokens  # ints: sum() of the known ones, inline
-        if prompt is None:
-            return self.total_tokens if completion is None else 0 + completion
-        return 0 + prompt if completion is None else 0 + prompt + completion
+        prompt, completion = self.prompt_tokens, self.completion_tokens
+        if prompt is None and completion is None:
+            return self.total_tokens
+        return (prompt or 0) + (completion or 0)  # the known ones (as sum() of them gives)
 
     def completed_from(self, outer: LLMCall) -> LLMCall:
         """Fill what this (inner) span lacks from a wrapping LLM span that traced the same single call."""

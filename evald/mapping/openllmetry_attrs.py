@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from evald import semconv as sc
 from evald.frozen import replace
-from evald.mapping.values import as_count, as_str, plain, str_list
+from evald.mapping.values import as_str, first_count, plain, str_list
 from evald.model import STATUS_ERROR, SpanRecord
 
 SPAN_KIND: Final = "traceloop.span.kind"
@@ -189,28 +189,15 @@ def _joined(value: Any) -> Any:
 def tokens(attrs: Mapping[str, Any]) -> tuple[int | None, int | None, int | None]:
     """(input, output, total) tokens. A missing part is derived from the total and the other part; the total
     is only kept as ``token_count`` when neither part is known (never added to its parts)."""
-    tin = _first_count(attrs, sc.INPUT_TOKEN_KEYS)
-    tout = _first_count(attrs, sc.OUTPUT_TOKEN_KEYS)
-    total = _first_count(attrs, TOTAL_TOKEN_KEYS)
+    tin = first_count(attrs, sc.INPUT_TOKEN_KEYS)
+    tout = first_count(attrs, sc.OUTPUT_TOKEN_KEYS)
+    total = first_count(attrs, TOTAL_TOKEN_KEYS)
     if total is not None:
         if tin is None and tout is not None and total >= tout:
             tin = total - tout
         elif tout is None and tin is not None and total >= tin:
             tout = total - tin
     return tin, tout, total
-
-
-def _first_count(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
-    if isinstance(attrs, dict):  # a span's attributes (a wrapper's call has a ChainMap): read as a dict
-        data: dict[str, Any] = attrs
-        for key in keys:
-            if (n := as_count(data.get(key))) is not None:
-                return n
-        return None
-    for key in keys:
-        if (n := as_count(attrs.get(key))) is not None:
-            return n
-    return None
 
 
 def finish_reasons(attrs: Mapping[str, Any], from_content: tuple[str, ...]) -> list[str]:

@@ -228,6 +228,15 @@ def as_count(value: Any) -> int | None:
     return number if number is not None and number >= 0 else None
 
 
+def first_count(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
+    """The first of ``keys`` whose value is a count (``as_count``), else ``None``; read as a dict (``plain``)."""
+    data = plain(attrs)
+    for key in keys:
+        if (count := as_count(data.get(key))) is not None:
+            return count
+    return None
+
+
 def as_float(value: Any) -> float | None:
     """A finite float from a number or a numeric string; ``True``, NaN and infinities give ``None``."""
     if isinstance(value, bool):
