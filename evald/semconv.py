@@ -142,7 +142,8 @@ def normalize_provider(value: Any) -> str | None:
 
 def _as_dict(attributes: Mapping[str, Any]) -> dict[str, Any]:
     """``attributes`` itself when it is a dict (what OTLP conversion gives), else a dict of its items: compiled,
-    ``get`` and ``in`` on a dict-typed value are direct C calls (on a ``Mapping``, a method lookup and generic call)."""
+    ``get`` and ``in`` on a dict-typed value are direct C calls (on a ``Mapping``, a method lookup and generic call).
+    ``values.plain``'s twin: importing the mapping package here makes an import cycle mypyc cannot type."""
     return attributes if isinstance(attributes, dict) else dict(attributes)
 
 
