@@ -202,6 +202,12 @@ class TokenBucket:
                 self._refill()
             self._tokens -= amount
 
+    def drain(self) -> None:
+        """Empty the bucket: the next ``acquire`` waits for tokens refilled from now on (a shared limiter switching
+        to this bucket as its fallback, after the shared one may have just admitted a whole burst)."""
+        self._refill()
+        self._tokens = 0.0
+
     def refund(self) -> None:
         """Give back a token that was not used (nothing was left to send)."""
         self._refill()

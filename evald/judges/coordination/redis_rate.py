@@ -10,6 +10,10 @@ long to wait and the caller sleeps and asks again (within the call's deadline, w
 
 Fallback (Redis unreachable or slower than ``redis.timeout``): an in-process ``TokenBucket`` with the rate and the
 burst divided by ``expected_replicas``, counted ``evald_judge_coordination_fallbacks_total{component="rate"}``.
+A replica that switches to it after Redis admitted its calls finds it empty: Redis may have just let the whole
+shared burst through, and every replica's bucket starting full would add their bursts on top of it (up to one extra
+burst at each switch). So across the switch the replicas together pass at most the shared burst plus the rate; a
+replica that never reached Redis starts with its full share.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ class SharedRate(TokenBucket):
         self._interval = 60.0 / rate_per_minute
         self._tm = telemetry
         self._local = TokenBucket(rate_per_minute / replicas, burst=max(1.0, burst / replicas))
+        self._via_redis = False  # the last call was admitted by Redis: the next fallback starts empty
 
     async def acquire(self, amount: float = 1.0) -> None:
         amount = min(amount, self.capacity)
@@ -57,8 +62,12 @@ class SharedRate(TokenBucket):
                 reply = await self._link.run(self._name, lambda: self._link.script(_GCRA, (self._key,), args))
             except CoordinationDown as down:
                 self._tm.fallbacks.labels(self._link.judge, "rate", down.reason).inc()
+                if self._via_redis:
+                    self._via_redis = False
+                    self._local.drain()
                 await self._local.acquire(amount)
                 return
+            self._via_redis = True
             wait = float(reply)
             if wait <= 0:
                 return

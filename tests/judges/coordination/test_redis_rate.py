@@ -53,6 +53,31 @@ async def test_two_replicas_never_pass_the_shared_rate(tmp_path: Path) -> None:
         assert _worst_window(stamps, width) <= BURST + width * RATE / 60 + 1  # +1: both ends of the interval
 
 
+async def test_switching_to_the_fallback_adds_no_burst(tmp_path: Path) -> None:
+    """Redis lets the whole shared burst through, then dies: the replicas' fallback buckets start empty, so the
+    burst already spent is not spent again in process (with full buckets, 2 x 2 calls would pass at once)."""
+    with redis_server(tmp_path) as redis:
+        (a, link_a), (b, link_b) = _rate(redis.url, CollectorRegistry()), _rate(redis.url, CollectorRegistry())
+        stamps: list[float] = []
+
+        async def take(limiter: SharedRate) -> None:
+            await limiter.acquire(1)
+            stamps.append(time.monotonic())
+
+        await asyncio.gather(*(take(a if i % 2 else b) for i in range(int(BURST))))  # the burst, through Redis
+        redis.stop()
+        stopped = time.monotonic()
+        await asyncio.gather(*(take(a if i % 2 else b) for i in range(4)))  # two per replica, in process
+        await link_a.aclose()
+        await link_b.aclose()
+    in_process = sorted(s - stopped for s in stamps[int(BURST):])
+    # each replica's share is 5 per second from an empty bucket: its first call after 0.2 s, its second after 0.4 s
+    assert in_process[0] >= 0.2 - 0.02
+    assert in_process[-1] >= 0.4 - 0.02
+    for width in (0.25, 0.5):
+        assert _worst_window(stamps, width) <= BURST + width * RATE / 60 + 1
+
+
 async def test_without_redis_each_replica_takes_its_share(tmp_path: Path) -> None:
     redis = RedisServer(tmp_path)  # never started: nothing listens on its port
     registry = CollectorRegistry()
