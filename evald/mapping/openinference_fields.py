@@ -72,7 +72,7 @@ _KINDS: Final = frozenset({LLM, CHAIN, AGENT, TOOL, RETRIEVER, RERANKER, EMBEDDI
 _ROLE_ALIASES: Final = {"human": "user", "ai": "assistant", "model": "assistant", "bot": "assistant"}
 _ROLES: Final = {**{r: r for r in ("user", "assistant", "system", "tool", "developer", "function")}, **_ROLE_ALIASES}
 _TEXT_CONTENT_TYPES: Final = frozenset({"text", "input_text", "output_text"})
-_PATHS: Final[dict[str, dict[str, list[str]]]] = {}  # prefix -> flattened key -> its path after the prefix
+_PATHS: Final[dict[str, dict[str, tuple[str, ...]]]] = {}  # prefix -> flattened key -> its path after the prefix
 _MAX_PATHS: Final = 512  # keys per prefix (the full mix has 42 in all; at most ~1.6 MB per prefix, measured)
 _MAX_PREFIXES: Final = 16  # the callers pass 6 constants
 _MAX_KEY: Final = 160  # longer keys are split each time (the memo holds what it keeps alive)
@@ -120,17 +120,17 @@ def indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
     elif is_mapping(base):
         root.update(_expand(base))
     dot = prefix + "."
-    paths: dict[str, list[str]] | None = None
+    paths: dict[str, tuple[str, ...]] | None = None
     for key, value in attrs.items():
         if isinstance(key, str) and key.startswith(dot):
             if type(key) is not str or len(key) > _MAX_KEY:  # a str subclass (its own comparison), a long key: no memo
-                _insert(root, key[len(dot):].split("."), value)
+                _insert(root, tuple(key[len(dot):].split(".")), value)
                 continue
             if paths is None:
                 paths = _path_memo(prefix)
             path = paths.get(key)
             if path is None:
-                path = paths[key] = key[len(dot):].split(".")
+                path = paths[key] = tuple(key[len(dot):].split("."))
             _insert(root, path, value)
     out: list[dict[str, Any]] = []
     for item in items(root):
@@ -141,10 +141,11 @@ def indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
     return out
 
 
-def _path_memo(prefix: str) -> dict[str, list[str]]:
-    """The memo of split keys under ``prefix`` (never mutated by readers). Instrumentations repeat the same keys in
-    every span (``llm.input_messages.0.message.role``): a hit costs a lookup with the key's cached hash instead of a
-    slice, a split and three new strings whose hashes the nested dicts compute again. Bounded: cleared when full."""
+def _path_memo(prefix: str) -> dict[str, tuple[str, ...]]:
+    """The memo of split keys under ``prefix`` (tuples: shared by every caller, never mutated). Instrumentations
+    repeat the same keys in every span (``llm.input_messages.0.message.role``): a hit costs a lookup with the key's
+    cached hash instead of a slice, a split and three new strings whose hashes the nested dicts compute again.
+    Bounded: cleared when full."""
     memo = _PATHS.get(prefix)
     if memo is None or len(memo) >= _MAX_PATHS:
         if len(_PATHS) >= _MAX_PREFIXES:
@@ -187,14 +188,14 @@ def _expand(value: Any, depth: int = 0) -> Any:
     if is_mapping(value):
         out: dict[str, Any] = {}
         for key, inner in value.items():
-            _insert(out, str(key).split("."), _expand(inner, depth + 1))
+            _insert(out, tuple(str(key).split(".")), _expand(inner, depth + 1))
         return out
     if isinstance(value, (list, tuple)):
         return [_expand(v, depth + 1) for v in value]
     return value
 
 
-def _insert(node: dict[str, Any], path: list[str], value: Any) -> None:
+def _insert(node: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
     for i in range(len(path) - 1):
         step = path[i]
         child = node.get(step)
@@ -211,7 +212,7 @@ def _insert(node: dict[str, Any], path: list[str], value: Any) -> None:
     old = node.get(last)
     if isinstance(old, dict) and isinstance(value, dict):
         for key, inner in value.items():
-            _insert(old, [key], inner)
+            _insert(old, (key,), inner)
     elif old is None:
         node[last] = value
 

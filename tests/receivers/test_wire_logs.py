@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib.machinery
 import struct
 from collections.abc import Callable
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -21,16 +20,15 @@ from evald.receivers import wire_logs
 from evald.receivers.convert import Converted, convert_logs
 from evald.receivers.files import NotOtlpDocumentError, read_signal_file
 from evald.receivers.ingest import MalformedRequest, decode_logs
-from evald.receivers.otlp_json import parse_logs_json
 from evald.receivers.wire import Declined
 from evald.receivers.wire_logs import decode_logs_request
 from tests.receivers.support import SPAN_ID, TRACE_ID, logs_request, value
 from tests.receivers.wire_support import (
-    TESTDATA,
     WIRE_TYPE,
     assert_file_reader_refuses_alike,
     field,
     mutations,
+    request_bodies,
     switch_of,
     varint,
 )
@@ -62,15 +60,9 @@ def assert_fast_equals_old(body: bytes) -> Converted[LogRecord]:
     return new
 
 
-@cache
 def log_bodies() -> tuple[tuple[str, bytes], ...]:
-    out = []
-    for path in sorted(TESTDATA.rglob("*.logs.*")):
-        data = path.read_bytes()
-        request = ExportLogsServiceRequest.FromString(data) if path.suffix == ".pb" else parse_logs_json(data)
-        if request.resource_logs:
-            out.append((str(path.relative_to(TESTDATA)), data if path.suffix == ".pb" else request.SerializeToString()))
-    return tuple(out)
+    """Every log request under tests/testdata as protobuf bytes (JSON ones through the project's JSON parser)."""
+    return request_bodies(logs=True)
 
 
 def test_field_keys_are_the_installed_descriptors() -> None:

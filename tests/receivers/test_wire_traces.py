@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib.machinery
 import struct
 from collections.abc import Callable
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -24,16 +23,15 @@ from evald.receivers import wire, wire_traces
 from evald.receivers.convert import MAX_CACHED_RESOURCES, Converted, convert_traces
 from evald.receivers.files import NotOtlpDocumentError, read_signal_file
 from evald.receivers.ingest import MalformedRequest, decode_traces
-from evald.receivers.otlp_json import parse_traces_json
 from evald.receivers.wire import Declined
 from evald.receivers.wire_traces import decode_trace_request
 from tests.receivers.support import SPAN_ID, TRACE_ID, trace_request, value
 from tests.receivers.wire_support import (
-    TESTDATA,
     WIRE_TYPE,
     assert_file_reader_refuses_alike,
     field,
     mutations,
+    request_bodies,
     switch_of,
     varint,
 )
@@ -105,22 +103,9 @@ def assert_fast_equals_old(body: bytes) -> Converted[SpanRecord]:
     return new
 
 
-@cache
 def trace_bodies() -> tuple[tuple[str, bytes], ...]:
     """Every trace request under tests/testdata as protobuf bytes (JSON ones through the project's JSON parser)."""
-    out = []
-    for path in sorted(TESTDATA.rglob("*")):
-        if path.suffix not in (".pb", ".json") or path.name.endswith((".logs.pb", ".logs.json")):
-            continue
-        data = path.read_bytes()
-        try:
-            request = (ExportTraceServiceRequest.FromString(data) if path.suffix == ".pb"
-                       else parse_traces_json(data))
-        except Exception:  # noqa: BLE001 - a JSON document that is not OTLP (manifests, specs)
-            continue
-        if request.resource_spans:
-            out.append((str(path.relative_to(TESTDATA)), data if path.suffix == ".pb" else request.SerializeToString()))
-    return tuple(out)
+    return request_bodies(logs=False)
 
 
 # --- tests ---------------------------------------------------------------------------------------------------------

@@ -6,18 +6,43 @@ from __future__ import annotations
 import random
 import types
 from collections.abc import Callable, Sequence
+from functools import cache
 from pathlib import Path
 
 import pytest
 from google.protobuf.descriptor import FieldDescriptor
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from evald.receivers.files import read_signal_file
+from evald.receivers.otlp_json import parse_logs_json, parse_traces_json
 
 TESTDATA = Path(__file__).resolve().parents[1] / "testdata"
 F = FieldDescriptor
 #: protobuf wire type of each field type the OTLP messages use
 WIRE_TYPE = {F.TYPE_DOUBLE: 1, F.TYPE_FIXED64: 1, F.TYPE_FIXED32: 5, F.TYPE_STRING: 2, F.TYPE_BYTES: 2,
              F.TYPE_MESSAGE: 2, F.TYPE_BOOL: 0, F.TYPE_INT64: 0, F.TYPE_INT32: 0, F.TYPE_UINT32: 0, F.TYPE_ENUM: 0}
+
+
+@cache
+def request_bodies(logs: bool) -> tuple[tuple[str, bytes], ...]:
+    """Every trace request (or, with ``logs``, every log request: the ``*.logs.pb`` / ``*.logs.json`` companions)
+    under tests/testdata as protobuf bytes, by path; JSON ones through the project's JSON parser. Documents that
+    are not OTLP (manifests, specs) and requests without resources are left out."""
+    out = []
+    for path in sorted(TESTDATA.rglob("*")):
+        if path.suffix not in (".pb", ".json") or path.name.endswith((".logs.pb", ".logs.json")) != logs:
+            continue
+        data = path.read_bytes()
+        message = ExportLogsServiceRequest if logs else ExportTraceServiceRequest
+        try:
+            request = message.FromString(data) if path.suffix == ".pb" else (
+                parse_logs_json(data) if logs else parse_traces_json(data))
+        except Exception:  # noqa: BLE001 - a JSON document that is not OTLP
+            continue
+        if request.resource_logs if logs else request.resource_spans:
+            out.append((str(path.relative_to(TESTDATA)), data if path.suffix == ".pb" else request.SerializeToString()))
+    return tuple(out)
 
 
 def varint(n: int) -> bytes:
