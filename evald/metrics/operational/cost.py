@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import ClassVar, Self, cast
+from typing import ClassVar, Protocol, Self, cast
 
 from pydantic import Field, model_validator
 
@@ -34,6 +34,12 @@ class CostOptions(ComponentConfig):
         if self.target_usd >= self.max_usd:
             raise ValueError(f"target_usd ({self.target_usd:g}) must be below max_usd ({self.max_usd:g})")
         return self
+
+
+class PricedOptions(Protocol):
+    """What ``CostMetric.setup`` reads of its options: ``cost``'s and ``cost_efficiency``'s both have it."""
+
+    prices: dict[str, ModelPrice]
 
 
 class CostMetric(BaseMetric):
@@ -66,7 +72,7 @@ class CostMetric(BaseMetric):
     Options: ClassVar[type[ComponentConfig]] = CostOptions
 
     def setup(self) -> None:
-        self._prices = fold_prices({**shipped_prices().models, **cast(CostOptions, self.options).prices})
+        self._prices = fold_prices({**shipped_prices().models, **cast(PricedOptions, self.options).prices})
 
     def measure(self, eval_case: EvalCase) -> Score | None:
         opts = cast(CostOptions, self.options)

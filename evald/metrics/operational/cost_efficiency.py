@@ -8,7 +8,7 @@ from pydantic import Field
 
 from evald.case import Dimension, EvalCase, Score
 from evald.config.base import ComponentConfig
-from evald.metrics.operational.cost import CostMetric, ModelPrice, fold_prices, shipped_prices
+from evald.metrics.operational.cost import CostMetric, ModelPrice
 
 
 class CostEfficiencyOptions(ComponentConfig):
@@ -27,7 +27,8 @@ class CostEfficiencyMetric(CostMetric):
     seed catalog's name and defaults (ceiling 0.10 USD, threshold 0.5) work unchanged. Example: 0.03 USD against
     0.10 scores 0.7.
 
-    Not applicable when the case has no cost and cannot be priced (harness-evals scores that 0).
+    Not applicable when the case has no cost and cannot be priced (harness-evals scores that 0). Its price table
+    is built by ``CostMetric.setup`` from the same ``prices`` option.
     """
 
     kind: ClassVar[str] = "cost_efficiency"
@@ -35,9 +36,6 @@ class CostEfficiencyMetric(CostMetric):
     dimension: ClassVar[Dimension] = Dimension.PERFORMANCE
     default_threshold: ClassVar[float] = 0.5
     Options: ClassVar[type[ComponentConfig]] = CostEfficiencyOptions
-
-    def setup(self) -> None:
-        self._prices = fold_prices({**shipped_prices().models, **cast(CostEfficiencyOptions, self.options).prices})
 
     def measure(self, eval_case: EvalCase) -> Score | None:
         ceiling = cast(CostEfficiencyOptions, self.options).max_cost_usd
