@@ -6,11 +6,10 @@ from typing import ClassVar, Literal, Self, cast
 
 from pydantic import Field, model_validator
 
-from evald.case import Dimension, EvalCase, Score
+from evald.case import Dimension, EvalCase
 from evald.config.base import ComponentConfig
-from evald.judges.prompting import VerdictField
-from evald.metrics.base import BaseMetric
-from evald.metrics.judged.common import JudgedOptions, ask_judge, band_value, numbered, output_data
+from evald.metrics.judged.banded import BandedJudgeMetric
+from evald.metrics.judged.common import JudgedOptions, numbered, output_data
 
 CaseField = Literal["input", "output", "expected", "context", "system_prompt"]
 
@@ -37,7 +36,7 @@ class GEvalOptions(JudgedOptions):
         return self
 
 
-class GEvalMetric(BaseMetric):
+class GEvalMetric(BandedJudgeMetric):
     """An LLM judge scores the output against your criteria or evaluation steps on an integer scale.
 
     Reads the case fields listed in option ``fields`` (default ``input`` and ``output``; also ``expected``,
@@ -57,6 +56,7 @@ class GEvalMetric(BaseMetric):
     requires: ClassVar[tuple[str, ...]] = ("input", "output", "expected", "context", "system_prompt")
     needs: ClassVar[tuple[str, ...]] = ("input", "output")
     Options: ClassVar[type[ComponentConfig]] = GEvalOptions
+    score_meaning: ClassVar[str] = "how well the output meets the task"
 
     def setup(self) -> None:
         opts = cast(GEvalOptions, self.options)
@@ -66,15 +66,14 @@ class GEvalMetric(BaseMetric):
         if opts.evaluation_steps:
             parts.append(f"Follow these evaluation steps:\n{numbered(opts.evaluation_steps)}")
         parts.append(f"Then give an integer score from {opts.score_min} (worst) to {opts.score_max} (best).")
-        self.task = "\n\n".join(parts)
-        self.fields = (VerdictField("score", opts.score_min, opts.score_max, "how well the output meets the task"),)
+        self.geval_task = "\n\n".join(parts)
 
-    async def a_measure(self, eval_case: EvalCase) -> Score | None:
+    def band(self) -> tuple[int, int]:
         opts = cast(GEvalOptions, self.options)
-        data = output_data(eval_case, opts.fields)
-        if data is None:
-            return None
-        verdict = await ask_judge(self, eval_case, opts.judge, self.task, data, self.fields)
-        judge_score = verdict.values["score"]
-        value = band_value(judge_score, opts.score_min, opts.score_max)
-        return self.score(value, verdict.reasoning, judge_score=judge_score, judge=opts.judge)
+        return opts.score_min, opts.score_max
+
+    def judge_task(self, eval_case: EvalCase) -> str:
+        return self.geval_task
+
+    def judge_data(self, eval_case: EvalCase) -> list[tuple[str, str]] | None:
+        return output_data(eval_case, cast(GEvalOptions, self.options).fields)

@@ -27,8 +27,7 @@ class CostEfficiencyMetric(CostMetric):
     seed catalog's name and defaults (ceiling 0.10 USD, threshold 0.5) work unchanged. Example: 0.03 USD against
     0.10 scores 0.7.
 
-    Not applicable when the case has no cost and cannot be priced (harness-evals scores that 0). Its price table
-    is built by ``CostMetric.setup`` from the same ``prices`` option.
+    Not applicable when the case has no cost and cannot be priced (harness-evals scores that 0).
     """
 
     kind: ClassVar[str] = "cost_efficiency"
