@@ -60,9 +60,9 @@ class Judge:
         self.provider = provider if provider is not None else make_provider(config)
         self.limiter = limiter if limiter is not None else JudgeLimiter(name, config, telemetry)
         self.redactor = Redactor(config.redaction)
-        self.cache = cache if cache is not None else VerdictCache(config.cache) if config.cache.enabled else None
-        if cache is None and self.cache is not None and self.limiter.coordination is not None:
-            self.cache = self.limiter.coordination.shared_cache(config.cache)  # shared by every replica
+        self.cache = cache if cache is not None or not config.cache.enabled else (
+            VerdictCache(config.cache) if self.limiter.coordination is None
+            else self.limiter.coordination.shared_cache(config.cache))  # shared by every replica
         self.batcher = Batcher(name, config, self.limiter, self._call, telemetry.registry) if (
             config.batch.enabled) else None
         self._never_send = frozenset(config.never_send.service_names)
