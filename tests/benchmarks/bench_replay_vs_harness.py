@@ -25,6 +25,13 @@ The workers run with bytecode caching on (``PYTHONDONTWRITEBYTECODE`` removed fr
 installed package runs: a module imported for the first time inside the timed part is not compiled from source.
 Reported per round and as medians: spans per CPU second of each side (``time.process_time`` of the timed part) and
 their ratio, and the wall-clock rates (the machine is shared: CPU time is the steadier measure).
+
+``--floor`` also runs, in each round and on the same core, two parts of evald's job alone, to show where its time
+goes next to harness-evals' whole job: ``evald replay`` with one metric whose filter matches no case (an empty
+``metrics`` list is refused): discovery, reading, decoding, the window and mapping, but no goldens, scoring or score
+summary (every case ends as ``no_metric``); and the reading and decoding of the files alone (``read_signal_file`` on
+each). Each is reported as CPU microseconds per span beside
+harness-evals' whole job.
 """
 
 from __future__ import annotations
@@ -80,6 +87,17 @@ def evald_worker(directory: Path, config: Path) -> dict[str, Any]:
     if status != 0:
         raise RuntimeError(f"evald replay exited {status}")
     return {"cpu": cpu, "wall": wall, "cases": json.loads(out.getvalue())["cases"]}
+
+
+def decode_worker(directory: Path) -> dict[str, Any]:
+    """Reading and decoding every input file (traces and log companions), as the replay reads them."""
+    from evald.receivers.files import read_signal_file
+
+    files = sorted(directory.glob("*.pb"))
+    wall, cpu = time.perf_counter(), time.process_time()
+    spans = sum(len(read_signal_file(path).spans) for path in files)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    return {"cpu": cpu, "wall": wall, "cases": 0, "spans": spans}
 
 
 def _any_value(value: Any) -> Any:
@@ -154,12 +172,14 @@ def main() -> int:
     parser.add_argument("--spans", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--core", type=int, default=1, help="CPU core both sides are pinned to")
-    parser.add_argument("--worker", choices=("evald", "harness"), help=argparse.SUPPRESS)
+    parser.add_argument("--floor", action="store_true", help="also time evald without metrics, and decoding alone")
+    parser.add_argument("--worker", choices=("evald", "harness", "decode"), help=argparse.SUPPRESS)
     parser.add_argument("--dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--config", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        result = evald_worker(args.dir, args.config) if args.worker == "evald" else harness_worker(args.dir)
+        result = (evald_worker(args.dir, args.config) if args.worker == "evald" else harness_worker(args.dir)
+                  if args.worker == "harness" else decode_worker(args.dir))
         print(json.dumps(result))
         return 0
 
@@ -172,11 +192,21 @@ def main() -> int:
         goldens.write_text("".join(json.dumps(g) + "\n" for g in GOLDENS))
         config = Path(tmp) / "replay.yaml"
         config.write_text(EVALD_CONFIG.format(goldens=goldens, call=json.dumps(EXPECTED_CALL)))
+        bare = Path(tmp) / "no_metrics.yaml"
+        bare.write_text('metrics:\n  - { kind: error_free, filter: { service_name: ["-no-such-service-"] } }\n')
         print(f"{spans} spans in {files} files of the full mix; both sides pinned to core {args.core}", flush=True)
         rows: list[tuple[float, float, float, float]] = []
+        floors: list[tuple[float, float, float, float]] = []  # µs per span: harness, evald, evald no metric, decode
         for round_no in range(1, args.rounds + 1):
             ev = run_worker("evald", directory, config, args.core)
             ha = run_worker("harness", directory, config, args.core)
+            if args.floor:
+                bare_run = run_worker("evald", directory, bare, args.core)
+                decoded = run_worker("decode", directory, config, args.core)
+                h, e, b, d = (1e6 * r["cpu"] / spans for r in (ha, ev, bare_run, decoded))
+                floors.append((h, e, b, d))
+                print(f"round {round_no}: CPU µs per span: harness-evals {h:.1f}, evald {e:.1f}, evald without "
+                      f"metrics {b:.1f}, decoding alone {d:.1f}", flush=True)
             rows.append((spans / ev["cpu"], spans / ha["cpu"], spans / ev["wall"], spans / ha["wall"]))
             print(f"round {round_no}: evald {rows[-1][0]:,.0f} spans/CPU-s ({ev['cases']} cases), harness-evals "
                   f"{rows[-1][1]:,.0f} spans/CPU-s ({ha['cases']} cases, {ha['scores']} scores): ratio "
@@ -193,6 +223,16 @@ def main() -> int:
           f"{statistics.median(r[3] for r in rows):,.0f} |")
     print(f"| ratio evald / harness-evals (median of per-round ratios) | {statistics.median(ratios):.2f} "
           f"({', '.join(f'{r:.2f}' for r in ratios)}) | {statistics.median(wall_ratios):.2f} |")
+    if floors:
+        names = ("harness-evals, the whole job", "evald replay, the whole job", "evald replay without metrics",
+                 "evald: reading and decoding alone")
+        print()
+        print("| CPU µs per span (median) | | × harness-evals |")
+        print("| --- | ---: | ---: |")
+        for i, name in enumerate(names):
+            column = [f[i] for f in floors]
+            print(f"| {name} | {statistics.median(column):.1f} | "
+                  f"{statistics.median(c / f[0] for c, f in zip(column, floors, strict=True)):.2f} |")
     return 0
 
 
