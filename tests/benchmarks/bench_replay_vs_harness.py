@@ -30,8 +30,8 @@ their ratio, and the wall-clock rates (the machine is shared: CPU time is the st
 goes next to harness-evals' whole job: ``evald replay`` with one metric whose filter matches no case (an empty
 ``metrics`` list is refused): discovery, reading, decoding, the window and mapping, but no goldens, scoring or score
 summary (every case ends as ``no_metric``); and the reading and decoding of the files alone (``read_signal_file`` on
-each). Each is reported as CPU microseconds per span beside
-harness-evals' whole job.
+each). Each is reported as CPU microseconds per span beside harness-evals' whole job, whose own steps are also
+timed (decoding into span dicts, the importer, goldens and metrics: one clock read per step and file).
 """
 
 from __future__ import annotations
@@ -129,7 +129,9 @@ def harness_worker(directory: Path) -> dict[str, Any]:
     wall, cpu = time.perf_counter(), time.process_time()
     scores = []
     cases = 0
+    steps = [0.0, 0.0, 0.0]  # CPU s: decoding into span dicts, the importer, goldens and metrics (83 clock reads)
     for path in files:
+        step = time.process_time()
         request = trace_service_pb2.ExportTraceServiceRequest.FromString(path.read_bytes())
         by_trace: dict[str, list[dict[str, Any]]] = {}
         for rs in request.resource_spans:
@@ -144,7 +146,12 @@ def harness_worker(directory: Path) -> dict[str, Any]:
                         "attributes": {kv.key: _any_value(kv.value) for kv in span.attributes},
                     })
         traces = [SpanTrace(spans=spans, trace_id=trace_id) for trace_id, spans in by_trace.items()]
-        for case in OTELEvalCaseSource.from_span_traces(traces):
+        imported = time.process_time()
+        steps[0] += imported - step
+        file_cases = list(OTELEvalCaseSource.from_span_traces(traces))
+        step = time.process_time()
+        steps[1] += step - imported
+        for case in file_cases:
             golden = goldens.get(case.input.strip().lower()) if isinstance(case.input, str) else None
             if golden is not None:
                 case.expected = golden.get("expected")
@@ -152,8 +159,9 @@ def harness_worker(directory: Path) -> dict[str, Any]:
             case.expected_tool_calls = [ToolCall(name=EXPECTED_CALL["name"], input=dict(EXPECTED_CALL["arguments"]))]
             scores.extend(metric.measure(case) for metric in metrics)
             cases += 1
+        steps[2] += time.process_time() - step
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    return {"cpu": cpu, "wall": wall, "cases": cases, "scores": len(scores)}
+    return {"cpu": cpu, "wall": wall, "cases": cases, "scores": len(scores), "steps": steps}
 
 
 def run_worker(side: str, directory: Path, config: Path, core: int) -> dict[str, Any]:
@@ -205,8 +213,10 @@ def main() -> int:
                 decoded = run_worker("decode", directory, config, args.core)
                 h, e, b, d = (1e6 * r["cpu"] / spans for r in (ha, ev, bare_run, decoded))
                 floors.append((h, e, b, d))
-                print(f"round {round_no}: CPU µs per span: harness-evals {h:.1f}, evald {e:.1f}, evald without "
-                      f"metrics {b:.1f}, decoding alone {d:.1f}", flush=True)
+                hd, hi, hm = (1e6 * t / spans for t in ha["steps"])
+                print(f"round {round_no}: CPU µs per span: harness-evals {h:.1f} (decoding into span dicts {hd:.1f}, "
+                      f"importer {hi:.1f}, goldens and metrics {hm:.1f}), evald {e:.1f}, evald without metrics "
+                      f"{b:.1f}, decoding alone {d:.1f}", flush=True)
             rows.append((spans / ev["cpu"], spans / ha["cpu"], spans / ev["wall"], spans / ha["wall"]))
             print(f"round {round_no}: evald {rows[-1][0]:,.0f} spans/CPU-s ({ev['cases']} cases), harness-evals "
                   f"{rows[-1][1]:,.0f} spans/CPU-s ({ha['cases']} cases, {ha['scores']} scores): ratio "
