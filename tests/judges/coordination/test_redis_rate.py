@@ -33,17 +33,22 @@ def _worst_window(stamps: list[float], width: float) -> int:
     return max(sum(1 for s in stamps[i:] if s - start <= width) for i, start in enumerate(stamps))
 
 
+async def _take(replicas: tuple[SharedRate, SharedRate], count: int, stamps: list[float]) -> None:
+    """``count`` acquisitions at once, alternating between the two replicas; when each passed goes to ``stamps``."""
+
+    async def take(limiter: SharedRate) -> None:
+        await limiter.acquire(1)
+        stamps.append(time.monotonic())
+
+    await asyncio.gather(*(take(replicas[i % 2]) for i in range(count)))
+
+
 async def test_two_replicas_never_pass_the_shared_rate(tmp_path: Path) -> None:
     with redis_server(tmp_path) as redis:
         (a, link_a), (b, link_b) = _rate(redis.url, CollectorRegistry()), _rate(redis.url, CollectorRegistry())
         stamps: list[float] = []
-
-        async def take(limiter: SharedRate) -> None:
-            await limiter.acquire(1)
-            stamps.append(time.monotonic())
-
         started = time.monotonic()
-        await asyncio.gather(*(take(a if i % 2 else b) for i in range(25)))
+        await _take((a, b), 25, stamps)
         elapsed = time.monotonic() - started
         await link_a.aclose()
         await link_b.aclose()
@@ -59,15 +64,10 @@ async def test_switching_to_the_fallback_adds_no_burst(tmp_path: Path) -> None:
     with redis_server(tmp_path) as redis:
         (a, link_a), (b, link_b) = _rate(redis.url, CollectorRegistry()), _rate(redis.url, CollectorRegistry())
         stamps: list[float] = []
-
-        async def take(limiter: SharedRate) -> None:
-            await limiter.acquire(1)
-            stamps.append(time.monotonic())
-
-        await asyncio.gather(*(take(a if i % 2 else b) for i in range(int(BURST))))  # the burst, through Redis
+        await _take((a, b), int(BURST), stamps)  # the burst, through Redis
         redis.stop()
         stopped = time.monotonic()
-        await asyncio.gather(*(take(a if i % 2 else b) for i in range(4)))  # two per replica, in process
+        await _take((a, b), 4, stamps)  # two per replica, in process
         await link_a.aclose()
         await link_b.aclose()
     in_process = sorted(s - stopped for s in stamps[int(BURST):])
