@@ -98,24 +98,20 @@ class JudgeLimiter:
         self._tm = telemetry
         self._sleep = sleep
         self._semaphore = asyncio.Semaphore(config.max_concurrency)
-        self._rpm: TokenBucket | None
-        self._tpm: TokenBucket | None
-        self.breaker: CircuitBreaker
-        self.budget: BudgetPolicy | None
         self.coordination: Coordination | None = None
-        if config.coordination is not None:  # the shared governors; imports redis only for a coordinated judge
-            from evald.judges.coordination.governance import Coordination
-
-            self.coordination = shared = Coordination(name, config, telemetry.registry, clock=clock,
-                                                      wall_clock=wall_clock)
-            self.budget, self._rpm, self._tpm, self.breaker = shared.budget, shared.rpm, shared.tpm, shared.breaker
-        else:  # in process; each bucket bursts up to one minute's worth
+        if config.coordination is None:  # governed in process; each bucket bursts up to one minute's worth
             rpm, tpm = config.requests_per_minute, config.tokens_per_minute
             self._rpm = TokenBucket(rpm, burst=rpm, clock=clock) if rpm else None
             self._tpm = TokenBucket(tpm, burst=tpm, clock=clock) if tpm else None
             breaker = config.circuit_breaker
             self.breaker = CircuitBreaker(breaker.failures, breaker.reset_after, clock)
-            self.budget = build_budget(config, wall_clock)
+            self.budget: BudgetPolicy | None = build_budget(config, wall_clock)
+        else:  # the shared governors; imports redis only for a coordinated judge
+            from evald.judges.coordination.governance import Coordination
+
+            self.coordination = shared = Coordination(name, config, telemetry.registry, clock=clock,
+                                                      wall_clock=wall_clock)
+            self.budget, self._rpm, self._tpm, self.breaker = shared.budget, shared.rpm, shared.tpm, shared.breaker
         self._price = config.resolved_price()
         self.deadline = config.call_deadline()
         self._allowance = ANTHROPIC_TOOL_PROMPT_TOKENS if config.provider == "anthropic" else 0
