@@ -24,8 +24,6 @@ from evald.receivers.wire_ids import trace_ids
 class ReadAhead:
     #: file index -> the trace ids no later file holds (only after the last file that could not be read ahead)
     finishing: dict[int, list[str]] = field(default_factory=dict)
-    #: the index of the last file that could not be read ahead (-1: none)
-    last_unknown: int = -1
 
     @classmethod
     def of(cls, files: Sequence[Path]) -> ReadAhead:
@@ -43,7 +41,7 @@ class ReadAhead:
         for trace_id, index in last.items():
             if index > unknown:
                 finishing.setdefault(index, []).append(trace_id)
-        return cls(finishing, unknown)
+        return cls(finishing)
 
     def done_after(self, index: int) -> list[str]:
         """The trace ids that no file after ``files[index]`` holds (each given once)."""

@@ -34,9 +34,8 @@ LEGACY_FINISH_REASON: Final = "llm.response.finish_reason"
 KIND_WORKFLOW, KIND_TASK, KIND_AGENT, KIND_TOOL = "workflow", "task", "agent", "tool"
 
 # keys only OpenLLMetry writes: the Traceloop SDK, the pre-0.54 ``llm.*`` names and their 0.54+ ``gen_ai.*`` renames
-_MARKER_KEYS: Final = frozenset({sc.LLM_REQUEST_TYPE, "llm.is_streaming", "llm.usage.total_tokens", "llm.headers",
-                                 "gen_ai.is_streaming", "gen_ai.headers"})
-_MARKER_KEY_LIST: Final = tuple(sorted(_MARKER_KEYS))
+_MARKER_KEYS: Final = (sc.LLM_REQUEST_TYPE, "llm.is_streaming", "llm.usage.total_tokens", "llm.headers",
+                       "gen_ai.is_streaming", "gen_ai.headers")
 _TRACELOOP: Final = "traceloop."
 _PROMPT_0: Final = "gen_ai.prompt.0."
 _COMPLETION_0: Final = "gen_ai.completion.0."
@@ -61,7 +60,7 @@ def is_openllmetry_span(span: SpanRecord) -> bool:
     """True when the span carries an attribute only OpenLLMetry writes (cheap: it runs on every span the router
     sees)."""
     attrs = span.attributes
-    for key in _MARKER_KEY_LIST:  # six lookups (compiled, frozenset.isdisjoint(attrs) was a generic method call)
+    for key in _MARKER_KEYS:  # six lookups (compiled, frozenset.isdisjoint(attrs) was a generic method call)
         if key in attrs:
             return True
     try:

@@ -20,7 +20,15 @@ from typing import Any, Final
 from evald.case import Message
 from evald.mapping.case_parts import tool_result
 from evald.mapping.messages import message_from_dict, text_of
-from evald.mapping.values import as_str, as_text, is_mapping, parse_json_container, parse_structured, plain
+from evald.mapping.values import (
+    STRUCTURED_INITIALS,
+    as_str,
+    as_text,
+    is_mapping,
+    parse_json_container,
+    parse_structured,
+    plain,
+)
 
 _MAX_DEPTH: Final = 12
 LC_CLASS: Final = "__lc__"  # key decode() adds to an unwrapped LangChain constructor: the class name
@@ -40,7 +48,6 @@ _INPUT_WRAPPERS: Final = ("inputs", "kwargs", "args", "input_str")
 _OUTPUT_WRAPPERS: Final = ("outputs", "output", "return_values")
 _META_KEYS: Final = frozenset({"tags", "metadata", "callbacks", "run_id", "parent_run_id", "name", LC_CLASS})
 _IDENTIFIER: Final = re.compile(r"^[A-Za-z_][\w.\-]*$")
-_STRUCTURED_INITIALS: Final = "[{(\""  # the first characters of the text parse_structured parses
 
 
 def decode(value: Any, depth: int = 0) -> Any:
@@ -53,7 +60,7 @@ def decode(value: Any, depth: int = 0) -> Any:
         if not value:
             return value
         first = value[0]
-        if first not in _STRUCTURED_INITIALS and not first.isspace():  # what parse_structured would leave as it is
+        if first not in STRUCTURED_INITIALS and not first.isspace():  # what parse_structured would leave as it is
             return value
         parsed = parse_structured(value)
         if isinstance(parsed, str):

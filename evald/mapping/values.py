@@ -25,6 +25,8 @@ _MAX_LITERAL_EVAL_CHARS: Final = 200_000
 #: bound once: compiled, ``orjson.loads`` was a module attribute lookup per parse
 _ORJSON_LOADS: Final = orjson.loads
 _ORJSON_ERROR: Final = orjson.JSONDecodeError
+#: the first characters (after whitespace) of the text ``parse_structured`` parses; any other text it returns as is
+STRUCTURED_INITIALS: Final = "[{(\""
 
 
 def is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
@@ -73,7 +75,7 @@ def parse_structured(value: Any) -> Any:
     else:
         return value
     text = source.strip()
-    if not text or text[0] not in "[{(\"":
+    if not text or text[0] not in STRUCTURED_INITIALS:
         return source
     try:
         return _ORJSON_LOADS(text)

@@ -46,12 +46,11 @@ AGGREGATED_INPUT_TOKENS: Final = "gen_ai.aggregated_usage.input_tokens"
 AGGREGATED_OUTPUT_TOKENS: Final = "gen_ai.aggregated_usage.output_tokens"
 
 _AGENT_KEYS: Final = (ALL_MESSAGES, ALL_MESSAGES_EVENTS, FINAL_RESULT)
-_KEYS: Final = frozenset({EVENTS, ALL_MESSAGES_EVENTS, ALL_MESSAGES, FINAL_RESULT, TOOL_ARGUMENTS, TOOL_RESPONSE,
-                          REQUEST_DATA, *lf.KEYS})
-#: the same keys as tuples: compiled, a loop of dict lookups (frozenset.isdisjoint(attrs) is a generic method call
-#: that iterates every key of every span the GenAI mapper reads)
-_KEY_LIST: Final = tuple(sorted(_KEYS))
+#: the keys of the shapes normalize() reads, as tuples: compiled, a loop of dict lookups (frozenset.isdisjoint(attrs)
+#: is a generic method call that iterates every key of every span the GenAI mapper reads)
 _LANGFUSE_KEY_LIST: Final = tuple(sorted(lf.KEYS))
+_KEY_LIST: Final = (EVENTS, ALL_MESSAGES_EVENTS, ALL_MESSAGES, FINAL_RESULT, TOOL_ARGUMENTS, TOOL_RESPONSE,
+                    REQUEST_DATA, *_LANGFUSE_KEY_LIST)
 _ROLE_EVENTS: Final = {role: name for name, role in sc.INPUT_MESSAGE_EVENTS.items()}
 _OUTPUT_ROLES: Final = frozenset({"assistant", "model"})
 

@@ -105,3 +105,13 @@ def test_the_guide_uses_the_example_and_real_files() -> None:
         assert (GUIDE.parent / path).resolve().exists(), f"docs/getting-started.md links a missing file: {path}"
     for path in re.findall(r"(?<![\w/.])((?:deploy|config|docs|helm)/[\w./-]+\.(?:yaml|py|json))", text):
         assert (ROOT / path).exists(), f"docs/getting-started.md names a missing file: {path}"
+
+
+def test_the_guide_shows_what_evald_version_prints_for_a_compiled_install() -> None:
+    """The guide's sample ``evald version`` line counts today's compiled modules (it went stale twice when one was
+    added): the CLI's own text for a full compiled build."""
+    from evald import __version__
+    from evald.native import COMPILED_MODULES
+
+    n = len(COMPILED_MODULES)
+    assert f"# evald {__version__} ({n}/{n} hot modules compiled with mypyc)" in GUIDE.read_text(encoding="utf-8")
